@@ -1,0 +1,198 @@
+/**
+ * The one route table of the Marketplace Management Service API, read by the node's transport and
+ * by the test sandbox. Paths the spec leaves out are fixed in ../shared/GUIDE.md section 1.
+ *
+ * Pure data: no n8n imports.
+ */
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** How list-valued query parameters are written (spec 4.5.4). */
+export type ListEncoding =
+	/** one key, values joined by commas: `brandIds=1,2` */
+	| 'comma'
+	/** the key repeated once per value: `brandIds=1&brandIds=2` */
+	| 'repeat';
+
+export interface Pagination {
+	/** name of the collection member of the response, e.g. `products` */
+	collection: string;
+	/** page size when `limit` is omitted (undefined: the whole set is returned) */
+	defaultLimit?: number;
+	/** largest allowed `limit` */
+	maxLimit: number;
+}
+
+export interface Route {
+	method: HttpMethod;
+	/** path under the service root, with `{name}` placeholders */
+	path: string;
+	/** permission the API key needs (spec part 5); undefined: any valid key */
+	permission?: string;
+	/** encoding of the list-valued query parameters named in `listParams` */
+	listEncoding?: ListEncoding;
+	/** query parameters that take a list of values */
+	listParams?: readonly string[];
+	/** scalar query parameters the operation accepts (besides page/limit of paginated reads) */
+	scalarParams?: readonly string[];
+	/** present on paginated reads */
+	pagination?: Pagination;
+	/** when the response carries no pagination, the member holding the list (absent: the body itself) */
+	collection?: string;
+	/** true for writes: they carry an Idempotency-Key */
+	write?: boolean;
+}
+
+export const ROUTES = {
+	connectSaleChannel: {
+		method: 'POST',
+		path: '/v1/brands/{brandId}/sale-channels/connect',
+		permission: 'saleChannelAuth.write',
+		write: true,
+	},
+	listProducts: {
+		method: 'GET',
+		path: '/v1/products',
+		permission: 'products.read',
+		listEncoding: 'comma',
+		listParams: ['brandIds'],
+		pagination: { collection: 'products', defaultLimit: 10, maxLimit: 100 },
+	},
+	listOrders: {
+		method: 'GET',
+		path: '/v1/orders',
+		permission: 'orders.read',
+		listEncoding: 'comma',
+		listParams: ['statuses', 'brandIds'],
+		scalarParams: ['fulfillmentModel', 'startDate'],
+		collection: 'orders',
+	},
+	getOrder: {
+		method: 'GET',
+		path: '/v1/orders/{id}',
+		permission: 'orders.read',
+	},
+	listReturns: {
+		method: 'GET',
+		path: '/v1/returns',
+		permission: 'returns.read',
+		listEncoding: 'comma',
+		listParams: ['brandIds', 'statuses'],
+		pagination: { collection: 'returns', defaultLimit: 10, maxLimit: 100 },
+	},
+	listPurchaseOrders: {
+		method: 'GET',
+		path: '/v1/vendor/purchase-orders',
+		permission: 'purchaseOrders.read',
+		listEncoding: 'repeat',
+		listParams: ['brandIds', 'saleChannelIds', 'statuses'],
+		pagination: { collection: 'purchaseOrders', defaultLimit: 10, maxLimit: 100 },
+	},
+	exportPurchaseOrders: {
+		method: 'GET',
+		path: '/v1/vendor/purchase-orders/export',
+		permission: 'purchaseOrders.read',
+		listEncoding: 'comma',
+		listParams: ['brandIds', 'saleChannelIds', 'statuses'],
+		collection: 'purchaseOrders',
+	},
+	markOrdersPacked: {
+		method: 'POST',
+		path: '/v1/fulfillment/orders/packed',
+		permission: 'fulfillment.write',
+		write: true,
+	},
+	getBrandHealth: {
+		method: 'GET',
+		path: '/v1/brand-health',
+		permission: 'brand-health.read',
+		listEncoding: 'repeat',
+		listParams: ['categories'],
+		scalarParams: ['brandId'],
+	},
+	listInventoryForecasts: {
+		method: 'GET',
+		path: '/v1/inventory-forecasts',
+		permission: 'inventory.read',
+		listEncoding: 'comma',
+		listParams: ['brandIds'],
+		pagination: { collection: 'forecasts', defaultLimit: 25, maxLimit: 100 },
+	},
+	listBrands: {
+		method: 'GET',
+		path: '/v1/brands',
+		permission: 'brands.read',
+		/** limit omitted: the whole accessible set, `{ brands }` without pagination */
+		pagination: { collection: 'brands', maxLimit: 100 },
+	},
+	createWebhookEndpoint: {
+		method: 'POST',
+		path: '/v1/webhook-endpoints',
+		write: true,
+	},
+	listWebhookEndpoints: {
+		method: 'GET',
+		path: '/v1/webhook-endpoints',
+		collection: 'webhookEndpoints',
+	},
+	getWebhookEndpoint: {
+		method: 'GET',
+		path: '/v1/webhook-endpoints/{id}',
+	},
+	updateWebhookEndpoint: {
+		method: 'PATCH',
+		path: '/v1/webhook-endpoints/{id}',
+		write: true,
+	},
+	deleteWebhookEndpoint: {
+		method: 'DELETE',
+		path: '/v1/webhook-endpoints/{id}',
+		write: true,
+	},
+	testWebhookEndpoint: {
+		method: 'POST',
+		path: '/v1/webhook-endpoints/{id}/test',
+		write: true,
+	},
+	rotateWebhookEndpointSecret: {
+		method: 'POST',
+		path: '/v1/webhook-endpoints/{id}/rotate-secret',
+		write: true,
+	},
+	listWebhookDeliveries: {
+		method: 'GET',
+		path: '/v1/webhook-endpoints/{id}/deliveries',
+		pagination: { collection: 'deliveries', defaultLimit: 10, maxLimit: 100 },
+	},
+} as const satisfies Record<string, Route>;
+
+export type RouteName = keyof typeof ROUTES;
+
+/** Largest number of order ids one mark-packed request accepts (sandbox and node agree). */
+export const MARK_PACKED_MAX_BATCH = 100;
+
+/** Event types a webhook endpoint can subscribe to (spec 6.1); `webhook.test` cannot be subscribed. */
+export const SUBSCRIBABLE_EVENT_TYPES = [
+	'order.created',
+	'order.cancelled',
+	'order.returned',
+	'brand_health.band_entered',
+	'brand_health.band_exited',
+] as const;
+
+export type SubscribableEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
+
+/** Order statuses seen in filters (spec 3.3); the sandbox also uses Cancelled and Returned. */
+export const ORDER_STATUSES = ['Created', 'Packed', 'Cancelled', 'Returned'] as const;
+
+/** Purchase order statuses seen in filters (spec 3.3). */
+export const PURCHASE_ORDER_STATUSES = ['Confirmed', 'Closed'] as const;
+
+/** Fills `{name}` placeholders of a route path; values are URI-encoded. */
+export function fillPath(path: string, params: Record<string, string | number>): string {
+	return path.replace(/\{(\w+)\}/g, (_, name: string) => {
+		const value = params[name];
+		if (value === undefined) throw new Error(`missing path parameter ${name}`);
+		return encodeURIComponent(String(value));
+	});
+}
