@@ -1,0 +1,3 @@
+export * from './engine';
+export * from './credentials';
+export * from './run-node';
