@@ -32,13 +32,16 @@ let engineReady = false;
  * Prepares the DI container once per process. n8n-core's node execution contexts
  * read InstanceSettings (and the Logger) from the container; both construct
  * themselves from environment config, so we only point the n8n user folder at a
- * throw-away directory so that nothing is written to ~/.n8n.
+ * throw-away directory so that nothing is written to ~/.n8n, and silence its logger.
  */
 export function ensureEngine(): void {
 	if (engineReady) return;
 	if (!process.env.N8N_USER_FOLDER) {
 		process.env.N8N_USER_FOLDER = mkdtempSync(path.join(tmpdir(), 'n8n-engine-harness-'));
 	}
+	// n8n's Logger (used by ErrorReporter for every node error) prints to the console;
+	// keep test output quiet unless asked: N8N_LOG_LEVEL=debug to see it.
+	if (!process.env.N8N_LOG_LEVEL) process.env.N8N_LOG_LEVEL = 'silent';
 	Container.get(InstanceSettings);
 	engineReady = true;
 }
