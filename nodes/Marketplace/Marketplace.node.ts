@@ -1,0 +1,37 @@
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
+
+import { requestOptionsProperty } from './actions/common';
+import { nodeProperties } from './actions/resources';
+import { router } from './actions/router';
+
+export class Marketplace implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Marketplace',
+		name: 'marketplace',
+		icon: {
+			light: 'file:../shared/icons/marketplace.svg',
+			dark: 'file:../shared/icons/marketplace.dark.svg',
+		},
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
+		description:
+			'Manage marketplace sales: sale channels, products, orders, returns, purchase orders, brand health, inventory forecasts, fulfillment and webhook endpoints',
+		defaults: { name: 'Marketplace' },
+		usableAsTool: true,
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'marketplaceApi', required: true }],
+		properties: [...nodeProperties, requestOptionsProperty],
+	};
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await router.call(this);
+	}
+}

@@ -1,0 +1,288 @@
+/**
+ * Building blocks the operation files share: parameter descriptions that recur (Return All / Limit,
+ * brand filter, Idempotency Key, Request Options) and the code that reads them.
+ */
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
+
+import { ROUTES, type RouteName } from '../../shared/routes';
+import { readAll } from '../../shared/transport/pagination';
+import type { QueryValues } from '../../shared/transport/queryEncoding';
+import {
+	apiRequest,
+	DEFAULT_TRANSPORT,
+	newIdempotencyKey,
+	type TransportSettings,
+} from '../../shared/transport/request';
+import { InputError, toIdList, toLimit, toText } from '../../shared/validation';
+import type { ItemOperation } from './operation';
+
+/** Shows `properties` only for one resource and operation. */
+export function forOperation(
+	resource: string,
+	operation: string,
+	properties: INodeProperties[],
+): INodeProperties[] {
+	return updateDisplayOptions({ show: { resource: [resource], operation: [operation] } }, properties);
+}
+
+export function paginationProperties(maxLimit: number): INodeProperties[] {
+	return [
+		{
+			displayName: 'Return All',
+			name: 'returnAll',
+			type: 'boolean',
+			default: false,
+			description: 'Whether to return all results or only up to a given limit',
+		},
+		{
+			displayName: 'Limit',
+			name: 'limit',
+			type: 'number',
+			typeOptions: { minValue: 1, maxValue: maxLimit },
+			default: 50,
+			description: 'Max number of results to return',
+			displayOptions: { show: { returnAll: [false] } },
+		},
+	];
+}
+
+export const brandIdsFilter: INodeProperties = {
+	displayName: 'Brand IDs',
+	name: 'brandIds',
+	type: 'string',
+	default: '',
+	placeholder: '1,2,3',
+	description: 'Only records of these brands (comma-separated IDs). Empty: every brand in your scope.',
+};
+
+export const idempotencyKeyOption: INodeProperties = {
+	displayName: 'Idempotency Key',
+	name: 'idempotencyKey',
+	type: 'string',
+	default: '',
+	description:
+		'Key that makes the write happen at most once, even across re-runs of the workflow (e.g. an expression on the input item\'s ID). Empty: the node generates a new key per item and keeps it across retries.',
+};
+
+/** The Options collection of a write: the idempotency key first, then the operation's own. */
+export function writeOptions(extra: INodeProperties[] = []): INodeProperties {
+	return {
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [idempotencyKeyOption, ...extra],
+	};
+}
+
+/** Shown for every operation: how long to wait for an answer and how often to try. */
+export const requestOptionsProperty: INodeProperties = {
+	displayName: 'Request Options',
+	name: 'requestOptions',
+	type: 'collection',
+	placeholder: 'Add Option',
+	default: {},
+	options: [
+		{
+			displayName: 'Max Attempts',
+			name: 'maxAttempts',
+			type: 'number',
+			typeOptions: { minValue: 1, maxValue: 10 },
+			default: 5,
+			description:
+				'Attempts per request, counting the first. Rate limits (429), server errors, network errors and idempotency-in-progress are retried with the same Idempotency-Key.',
+		},
+		{
+			displayName: 'Timeout (Ms)',
+			name: 'timeout',
+			type: 'number',
+			typeOptions: { minValue: 100 },
+			default: 30000,
+			description: 'Milliseconds to wait for each answer before trying again',
+		},
+	],
+};
+
+/** Reads an item's parameter; n8n's own errors for missing parameters are rare, so keep it plain. */
+export function param<T>(ctx: IExecuteFunctions, name: string, itemIndex: number, fallback?: T): T {
+	return ctx.getNodeParameter(name, itemIndex, fallback as never) as T;
+}
+
+export function requestSettings(ctx: IExecuteFunctions, itemIndex: number): TransportSettings {
+	const options = param<IDataObject>(ctx, 'requestOptions', itemIndex, {});
+	const maxAttempts =
+		options.maxAttempts === undefined
+			? DEFAULT_TRANSPORT.retry.maxAttempts
+			: toLimit(options.maxAttempts, 'Request Options > Max Attempts', 10);
+	const timeout = options.timeout === undefined ? DEFAULT_TRANSPORT.timeoutMs : Number(options.timeout);
+	if (!Number.isInteger(timeout) || timeout < 100) {
+		throw new InputError('Request Options > Timeout (Ms)', `must be a whole number of 100 or more, got ${JSON.stringify(options.timeout)}`);
+	}
+	return { timeoutMs: timeout, retry: { ...DEFAULT_TRANSPORT.retry, maxAttempts } };
+}
+
+/** The user's idempotency key for this item (Options > Idempotency Key), else a new one. */
+export function idempotencyKeyFor(ctx: IExecuteFunctions, itemIndex: number): string {
+	const options = param<IDataObject>(ctx, 'options', itemIndex, {});
+	const key = toText(options.idempotencyKey, 'Options > Idempotency Key');
+	if (key !== undefined && key.length > 255) {
+		throw new InputError('Options > Idempotency Key', 'must be at most 255 characters');
+	}
+	return key ?? newIdempotencyKey();
+}
+
+export interface PageInput {
+	returnAll: boolean;
+	limit?: number;
+}
+
+export function readPageParams(ctx: IExecuteFunctions, itemIndex: number, maxLimit: number): PageInput {
+	const returnAll = param<boolean>(ctx, 'returnAll', itemIndex, false);
+	if (returnAll) return { returnAll };
+	return { returnAll, limit: toLimit(param(ctx, 'limit', itemIndex, 50), 'Limit', maxLimit) };
+}
+
+export interface ListInput {
+	page: PageInput;
+	query: QueryValues;
+	pathParams?: Record<string, string | number>;
+	settings: TransportSettings;
+}
+
+/**
+ * A paginated or whole-collection read: one item per record. The operation file gives its route,
+ * its parameters and how to read them into query values (and path parameters).
+ */
+export function listOperation(spec: {
+	resource: string;
+	operation: string;
+	route: RouteName;
+	properties: INodeProperties[];
+	paginated?: boolean;
+	parse: (
+		ctx: IExecuteFunctions,
+		itemIndex: number,
+	) => { query: QueryValues; pathParams?: Record<string, string | number> };
+}): ItemOperation<ListInput> {
+	const route = ROUTES[spec.route];
+	const maxLimit = 'pagination' in route ? route.pagination.maxLimit : 0;
+	const paginated = spec.paginated ?? maxLimit > 0;
+	return {
+		kind: 'item',
+		description: forOperation(spec.resource, spec.operation, [
+			...spec.properties.filter((p) => p.type !== 'collection'),
+			...(paginated ? paginationProperties(maxLimit) : []),
+			...spec.properties.filter((p) => p.type === 'collection'),
+		]),
+		parse(itemIndex) {
+			const { query, pathParams } = spec.parse(this, itemIndex);
+			return {
+				page: paginated ? readPageParams(this, itemIndex, maxLimit) : { returnAll: true },
+				query,
+				pathParams,
+				settings: requestSettings(this, itemIndex),
+			};
+		},
+		async run(input, itemIndex) {
+			return await readAll.call(this, {
+				route: spec.route,
+				pathParams: input.pathParams,
+				query: input.query,
+				returnAll: input.page.returnAll,
+				limit: input.page.limit,
+				itemIndex,
+				settings: input.settings,
+			});
+		},
+	};
+}
+
+/** The Filters collection of a read. */
+export function filtersCollection(options: INodeProperties[]): INodeProperties {
+	return {
+		displayName: 'Filters',
+		name: 'filters',
+		type: 'collection',
+		placeholder: 'Add Filter',
+		default: {},
+		options,
+	};
+}
+
+export function readFilters(ctx: IExecuteFunctions, itemIndex: number): IDataObject {
+	return param<IDataObject>(ctx, 'filters', itemIndex, {});
+}
+
+/** `filters.brandIds` as a list of ids (empty when not set). */
+export function brandIdsOf(filters: IDataObject): number[] {
+	return toIdList(filters.brandIds, 'Filters > Brand IDs');
+}
+
+export interface WriteInput {
+	pathParams?: Record<string, string | number>;
+	body?: IDataObject;
+	idempotencyKey: string;
+	settings: TransportSettings;
+}
+
+/**
+ * A single write (POST/PATCH/DELETE) per item, carrying an Idempotency-Key: the user's (Options >
+ * Idempotency Key) or one generated per item and kept across retries.
+ */
+export function writeOperation(spec: {
+	resource: string;
+	operation: string;
+	route: RouteName;
+	properties: INodeProperties[];
+	/** extra entries of the Options collection */
+	options?: INodeProperties[];
+	parse: (
+		ctx: IExecuteFunctions,
+		itemIndex: number,
+	) => { pathParams?: Record<string, string | number>; body?: IDataObject };
+	/** turns the response body into output records (default: the body itself) */
+	present?: (body: IDataObject, input: WriteInput) => IDataObject[];
+}): ItemOperation<WriteInput> {
+	return {
+		kind: 'item',
+		description: forOperation(spec.resource, spec.operation, [
+			...spec.properties,
+			writeOptions(spec.options),
+		]),
+		parse(itemIndex) {
+			return {
+				...spec.parse(this, itemIndex),
+				idempotencyKey: idempotencyKeyFor(this, itemIndex),
+				settings: requestSettings(this, itemIndex),
+			};
+		},
+		async run(input, itemIndex) {
+			const response = await apiRequest.call(
+				this,
+				{
+					route: spec.route,
+					pathParams: input.pathParams,
+					body: input.body,
+					idempotencyKey: input.idempotencyKey,
+					itemIndex,
+				},
+				input.settings,
+			);
+			const body = (response.body ?? {}) as IDataObject;
+			return spec.present ? spec.present(body, input) : [body];
+		},
+	};
+}
+
+/** Copies the fields the user set (non-empty) from a collection into a request body. */
+export function setFields(collection: IDataObject, names: readonly string[]): IDataObject {
+	const body: IDataObject = {};
+	for (const name of names) {
+		const value = collection[name];
+		if (value === undefined || value === null || value === '') continue;
+		body[name] = value;
+	}
+	return body;
+}

@@ -1,0 +1,70 @@
+import { toId, toText } from '../../../shared/validation';
+import { param, setFields, writeOperation } from '../common';
+
+/** Body fields of spec 4.2 besides saleChannelName; only those the user sets are sent. */
+const OPTIONAL_FIELDS = [
+	'region',
+	'brandIdInSaleChannel',
+	'apiKey',
+	'apiSecret',
+	'fulfillmentModel',
+	'isShared',
+	'logInEmail',
+	'logInPassword',
+	'inventoryScope',
+] as const;
+
+/** POST /v1/brands/{brandId}/sale-channels/connect (permission saleChannelAuth.write). */
+export const connect = writeOperation({
+	resource: 'saleChannel',
+	operation: 'connect',
+	route: 'connectSaleChannel',
+	properties: [
+		{
+			displayName: 'Brand ID',
+			name: 'brandId',
+			type: 'string',
+			required: true,
+			default: '',
+			placeholder: '1',
+			description: 'ID of the brand to connect',
+		},
+		{
+			displayName: 'Sale Channel Name',
+			name: 'saleChannelName',
+			type: 'string',
+			required: true,
+			default: '',
+			placeholder: 'Amazon',
+			description: 'Marketplace to connect, exactly as the service names it',
+		},
+		{
+			displayName: 'Additional Fields',
+			name: 'additionalFields',
+			type: 'collection',
+			placeholder: 'Add Field',
+			default: {},
+			description: 'Channel-specific inputs; only the ones you add are sent',
+			options: [
+				{ displayName: 'API Key', name: 'apiKey', type: 'string', typeOptions: { password: true }, default: '', description: 'The channel account\'s API key' },
+				{ displayName: 'API Secret', name: 'apiSecret', type: 'string', typeOptions: { password: true }, default: '', description: 'The channel account\'s API secret' },
+				{ displayName: 'Brand ID in Sale Channel', name: 'brandIdInSaleChannel', type: 'string', default: '', description: 'The brand\'s own ID on the marketplace' },
+				{ displayName: 'Fulfillment Model', name: 'fulfillmentModel', type: 'string', default: '', description: 'Fulfillment model, exactly as the service names it' },
+				{ displayName: 'Inventory Scope', name: 'inventoryScope', type: 'string', default: '', description: 'Inventory scope, exactly as the service names it' },
+				{ displayName: 'Is Shared', name: 'isShared', type: 'boolean', default: false, description: 'Whether the connection is shared' },
+				{ displayName: 'Log In Email', name: 'logInEmail', type: 'string', placeholder: 'name@email.com', default: '', description: 'Email of the channel account login' },
+				{ displayName: 'Log In Password', name: 'logInPassword', type: 'string', typeOptions: { password: true }, default: '', description: 'Password of the channel account login' },
+				{ displayName: 'Region', name: 'region', type: 'string', default: '', description: 'Marketplace region, exactly as the service names it' },
+			],
+		},
+	],
+	parse(ctx, itemIndex) {
+		const brandId = toId(param(ctx, 'brandId', itemIndex), 'Brand ID');
+		const saleChannelName = toText(param(ctx, 'saleChannelName', itemIndex), 'Sale Channel Name', true);
+		const additional = param<Record<string, unknown>>(ctx, 'additionalFields', itemIndex, {});
+		return {
+			pathParams: { brandId },
+			body: { saleChannelName, ...setFields(additional as never, OPTIONAL_FIELDS) },
+		};
+	},
+});

@@ -1,0 +1,13 @@
+import { listOperation } from '../common';
+import { endpointIdOf, endpointIdProperty } from './fields';
+
+/** GET /v1/webhook-endpoints/{id}: one of your endpoints (never its secret). */
+export const get = listOperation({
+	resource: 'webhookEndpoint',
+	operation: 'get',
+	route: 'getWebhookEndpoint',
+	properties: [endpointIdProperty],
+	parse(ctx, itemIndex) {
+		return { query: {}, pathParams: endpointIdOf(ctx, itemIndex) };
+	},
+});

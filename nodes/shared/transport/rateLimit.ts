@@ -1,0 +1,171 @@
+/**
+ * Rate-limit pacing from the `RateLimit` and `RateLimit-Policy` response headers (spec part 8),
+ * read as RFC 8941 structured-field lists, e.g. `"default";r=50;t=30` and `"default";q=120;w=60`.
+ * Pure: no n8n imports, no timers. Malformed headers are ignored (undefined), never trusted.
+ */
+
+export interface StructuredItem {
+	/** the item's value: a string (quoted) or a token */
+	value: string;
+	params: Record<string, number | string | boolean>;
+}
+
+const TOKEN = /^[A-Za-z*][A-Za-z0-9:/!#$%&'*+\-.^_`|~]*/;
+const KEY = /^[a-z*][a-z0-9_\-.*]*/;
+const INTEGER = /^-?\d{1,15}(\.\d{1,3})?/;
+
+/** Parses a structured-field List of items with parameters; undefined when malformed. */
+export function parseStructuredList(header: string | undefined): StructuredItem[] | undefined {
+	if (header === undefined) return undefined;
+	let rest = header.trim();
+	const items: StructuredItem[] = [];
+	if (rest === '') return undefined;
+	while (rest.length > 0) {
+		let value: string;
+		if (rest.startsWith('"')) {
+			const end = readQuoted(rest);
+			if (end === undefined) return undefined;
+			value = end.value;
+			rest = rest.slice(end.length);
+		} else {
+			const match = TOKEN.exec(rest);
+			if (!match) return undefined;
+			value = match[0];
+			rest = rest.slice(match[0].length);
+		}
+		const params: StructuredItem['params'] = {};
+		while (rest.startsWith(';')) {
+			rest = rest.slice(1).replace(/^ +/, '');
+			const key = KEY.exec(rest);
+			if (!key) return undefined;
+			rest = rest.slice(key[0].length);
+			if (!rest.startsWith('=')) {
+				params[key[0]] = true;
+				continue;
+			}
+			rest = rest.slice(1);
+			if (rest.startsWith('"')) {
+				const quoted = readQuoted(rest);
+				if (quoted === undefined) return undefined;
+				params[key[0]] = quoted.value;
+				rest = rest.slice(quoted.length);
+			} else {
+				const num = INTEGER.exec(rest);
+				if (num) {
+					params[key[0]] = Number(num[0]);
+					rest = rest.slice(num[0].length);
+				} else {
+					const token = TOKEN.exec(rest);
+					if (!token) return undefined;
+					params[key[0]] = token[0];
+					rest = rest.slice(token[0].length);
+				}
+			}
+		}
+		items.push({ value, params });
+		rest = rest.replace(/^[ \t]+/, '');
+		if (rest.length === 0) break;
+		if (!rest.startsWith(',')) return undefined;
+		rest = rest.slice(1).replace(/^[ \t]+/, '');
+		if (rest.length === 0) return undefined;
+	}
+	return items;
+}
+
+function readQuoted(text: string): { value: string; length: number } | undefined {
+	let value = '';
+	for (let i = 1; i < text.length; i++) {
+		const c = text[i];
+		if (c === '\\') {
+			const next = text[i + 1];
+			if (next !== '"' && next !== '\\') return undefined;
+			value += next;
+			i++;
+		} else if (c === '"') {
+			return { value, length: i + 1 };
+		} else if (c < ' ' || c > '~') {
+			return undefined;
+		} else {
+			value += c;
+		}
+	}
+	return undefined;
+}
+
+export interface RateLimitReading {
+	/** requests left in the current window */
+	remaining: number;
+	/** seconds until the window resets */
+	resetSeconds: number;
+	/** quota per window, from RateLimit-Policy when present */
+	quota?: number;
+	/** window length in seconds, from RateLimit-Policy when present */
+	windowSeconds?: number;
+}
+
+const nonNegativeInt = (v: unknown): v is number =>
+	typeof v === 'number' && Number.isInteger(v) && v >= 0;
+
+/**
+ * Reads the two headers. The most constraining item of `RateLimit` (fewest requests left) wins;
+ * `RateLimit-Policy` is matched to it by policy name. Undefined when `RateLimit` is absent or
+ * malformed.
+ */
+export function readRateLimit(
+	rateLimit: string | undefined,
+	rateLimitPolicy: string | undefined,
+): RateLimitReading | undefined {
+	const items = parseStructuredList(rateLimit);
+	if (!items) return undefined;
+	let best: { name: string; r: number; t: number } | undefined;
+	for (const item of items) {
+		const { r, t } = item.params;
+		if (!nonNegativeInt(r) || !nonNegativeInt(t)) continue;
+		if (!best || r < best.r) best = { name: item.value, r, t };
+	}
+	if (!best) return undefined;
+	const reading: RateLimitReading = { remaining: best.r, resetSeconds: best.t };
+	const policy = parseStructuredList(rateLimitPolicy)?.find((p) => p.value === best!.name);
+	if (policy && nonNegativeInt(policy.params.q) && nonNegativeInt(policy.params.w)) {
+		reading.quota = policy.params.q;
+		reading.windowSeconds = policy.params.w;
+	}
+	return reading;
+}
+
+/**
+ * Paces requests of one API key so that a long run never meets a 429 when nothing else uses the
+ * key: while the current window has requests left it sends at once; when none are left it waits
+ * for the reset the service announced. The quota is never assumed, only read.
+ */
+export class Pacer {
+	private remaining: number | undefined;
+
+	private resetAtMs = 0;
+
+	/** Margin added to the announced reset, for clock granularity between the two sides. */
+	constructor(private readonly marginMs = 50) {}
+
+	/** Milliseconds to wait before sending the next request (0: send now). Reserves one request. */
+	reserve(nowMs: number): number {
+		if (this.remaining === undefined || nowMs >= this.resetAtMs) {
+			// Unknown, or the announced window has passed: send, and learn from the answer.
+			if (this.remaining !== undefined) this.remaining = undefined;
+			return 0;
+		}
+		if (this.remaining > 0) {
+			this.remaining--;
+			return 0;
+		}
+		const wait = this.resetAtMs - nowMs + this.marginMs;
+		this.remaining = undefined;
+		return wait;
+	}
+
+	/** Records what a response said about the window. */
+	observe(reading: RateLimitReading | undefined, nowMs: number): void {
+		if (!reading) return;
+		this.remaining = reading.remaining;
+		this.resetAtMs = nowMs + reading.resetSeconds * 1000;
+	}
+}

@@ -1,0 +1,283 @@
+/**
+ * The one transport: every request of every node goes through `apiRequest`.
+ * - auth: n8n's `httpRequestWithAuthentication` with the `marketplaceApi` credential (Bearer)
+ * - encoding: the route's own query encoder, never n8n's `qs` serialiser
+ * - a fresh X-Request-Id per logical request, kept across its retries and named in every error
+ * - pacing from RateLimit / RateLimit-Policy, shared by every request of the same credential
+ * - retries (spec 7.4) with the write's Idempotency-Key kept across them; waits use n8n's `sleep`
+ * - errors: both error shapes become NodeApiError; the API key never reaches a message
+ */
+import { randomUUID } from 'node:crypto';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IHookFunctions,
+	IHttpRequestOptions,
+	ILoadOptionsFunctions,
+	IPollFunctions,
+	IWebhookFunctions,
+	JsonObject,
+} from 'n8n-workflow';
+import { NodeApiError, sleep } from 'n8n-workflow';
+
+import { fillPath, ROUTES, type RouteName } from '../routes';
+import { formatProblem, readProblem, type ApiProblem } from './apiProblem';
+import { encodeQuery, type QueryValues } from './queryEncoding';
+import { Pacer, readRateLimit } from './rateLimit';
+import {
+	DEFAULT_RETRY,
+	isNetworkErrorCode,
+	retryDelay,
+	type Outcome,
+	type RetrySettings,
+} from './retryPolicy';
+
+export const CREDENTIAL_TYPE = 'marketplaceApi';
+
+export type TransportContext =
+	| IExecuteFunctions
+	| IHookFunctions
+	| IPollFunctions
+	| IWebhookFunctions
+	| ILoadOptionsFunctions;
+
+export interface ApiRequest {
+	route: RouteName;
+	pathParams?: Record<string, string | number>;
+	query?: QueryValues;
+	body?: IDataObject;
+	/** required for writes: one per logical write, the same across its retries */
+	idempotencyKey?: string;
+	/** item the request is made for, named in errors */
+	itemIndex?: number;
+}
+
+export interface ApiResponse<T = unknown> {
+	status: number;
+	body: T;
+	headers: Record<string, string>;
+	/** the X-Request-Id the service answered with */
+	requestId: string;
+	/** true when the service replayed a stored response (Idempotent-Replayed) */
+	replayed: boolean;
+	/** attempts made, 1 when the first one succeeded */
+	attempts: number;
+}
+
+export interface TransportSettings {
+	timeoutMs: number;
+	retry: RetrySettings;
+}
+
+export const DEFAULT_TRANSPORT: TransportSettings = { timeoutMs: 30_000, retry: DEFAULT_RETRY };
+
+/** Pacing state per credential, shared by all executions in this n8n process. */
+const pacers = new Map<string, Pacer>();
+
+function pacerFor(ctx: TransportContext, baseUrl: string): Pacer {
+	const credentialId = ctx.getNode().credentials?.[CREDENTIAL_TYPE]?.id ?? '';
+	const key = `${credentialId}|${baseUrl}`;
+	let pacer = pacers.get(key);
+	if (!pacer) {
+		pacer = new Pacer();
+		pacers.set(key, pacer);
+	}
+	return pacer;
+}
+
+/** A new opaque key for a write (spec 4.1: a unique string, for example a UUID). */
+export function newIdempotencyKey(): string {
+	return randomUUID();
+}
+
+function lowerCaseHeaders(headers: unknown): Record<string, string> {
+	const out: Record<string, string> = {};
+	if (headers && typeof headers === 'object') {
+		for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
+			if (value === undefined || value === null) continue;
+			out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+		}
+	}
+	return out;
+}
+
+/** The network error code (ECONNRESET, ETIMEDOUT, ...) of a thrown request error, if any. */
+function networkCode(error: unknown): string | undefined {
+	let current: unknown = error;
+	for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+		const record = current as { code?: unknown; cause?: unknown; message?: unknown };
+		if (typeof record.code === 'string' && isNetworkErrorCode(record.code)) return record.code;
+		if (typeof record.message === 'string') {
+			if (/timeout of \d+ms exceeded/i.test(record.message)) return 'ETIMEDOUT';
+			if (/socket hang up/i.test(record.message)) return 'ECONNRESET';
+		}
+		current = record.cause;
+	}
+	return undefined;
+}
+
+function apiError(
+	ctx: TransportContext,
+	problem: ApiProblem,
+	itemIndex: number | undefined,
+): NodeApiError {
+	const { message, description } = formatProblem(problem);
+	const errorObject: JsonObject = {
+		status: problem.status,
+		type: problem.slug,
+		requestId: problem.requestId ?? null,
+		errors: problem.pointers.map((p) => ({ pointer: p.pointer, detail: p.detail })),
+	};
+	return new NodeApiError(ctx.getNode(), errorObject, {
+		message,
+		description,
+		httpCode: String(problem.status),
+		itemIndex,
+	});
+}
+
+function networkError(
+	ctx: TransportContext,
+	code: string,
+	requestId: string,
+	attempts: number,
+	itemIndex: number | undefined,
+): NodeApiError {
+	return new NodeApiError(
+		ctx.getNode(),
+		{ code, requestId },
+		{
+			message: `network error ${code} after ${attempts} attempt${attempts === 1 ? '' : 's'} (request id ${requestId})`,
+			description:
+				'The service could not be reached or did not answer in time. Writes were retried with the same Idempotency-Key, so none was applied twice.',
+			itemIndex,
+		},
+	);
+}
+
+/**
+ * A failure that is neither an HTTP answer nor a network error. Rebuilt from its message only: the
+ * original error may hold the request configuration, Authorization header included.
+ */
+function unexpectedError(
+	ctx: TransportContext,
+	error: unknown,
+	requestId: string,
+	itemIndex: number | undefined,
+): NodeApiError {
+	const message = error instanceof Error ? error.message : String(error);
+	return new NodeApiError(ctx.getNode(), { message, requestId }, {
+		message: `request failed: ${message} (request id ${requestId})`,
+		itemIndex,
+	});
+}
+
+async function baseUrlOf(ctx: TransportContext): Promise<string> {
+	const credentials = await ctx.getCredentials<{ baseUrl?: string }>(CREDENTIAL_TYPE);
+	const baseUrl = String(credentials.baseUrl ?? '').trim().replace(/\/+$/, '');
+	if (!/^https?:\/\/[^/]/i.test(baseUrl)) {
+		throw new NodeApiError(
+			ctx.getNode(),
+			{ field: 'baseUrl' },
+			{ message: 'The credential\'s Base URL must be an http(s) URL such as https://api.example.com' },
+		);
+	}
+	return baseUrl;
+}
+
+/**
+ * Sends one logical request, with pacing and retries. Non-2xx answers become NodeApiError.
+ */
+export async function apiRequest<T = unknown>(
+	this: TransportContext,
+	request: ApiRequest,
+	settings: TransportSettings = DEFAULT_TRANSPORT,
+): Promise<ApiResponse<T>> {
+	const route = ROUTES[request.route];
+	const write = 'write' in route && route.write === true;
+	if (write && !request.idempotencyKey) {
+		throw new Error(`internal: write ${request.route} sent without an Idempotency-Key`);
+	}
+	const baseUrl = await baseUrlOf(this);
+	const listEncoding = 'listEncoding' in route ? route.listEncoding : undefined;
+	const queryString = encodeQuery(request.query ?? {}, listEncoding);
+	const url = `${baseUrl}${fillPath(route.path, request.pathParams ?? {})}${queryString ? `?${queryString}` : ''}`;
+	const requestId = randomUUID();
+	const headers: IDataObject = { 'X-Request-Id': requestId, Accept: 'application/json' };
+	if (request.idempotencyKey) headers['Idempotency-Key'] = request.idempotencyKey;
+	if (request.body !== undefined) headers['Content-Type'] = 'application/json';
+	const options: IHttpRequestOptions = {
+		method: route.method,
+		url,
+		headers,
+		body: request.body,
+		json: true,
+		returnFullResponse: true,
+		ignoreHttpStatusErrors: true,
+		timeout: settings.timeoutMs,
+	};
+	const pacer = pacerFor(this, baseUrl);
+
+	for (let attempt = 1; ; attempt++) {
+		const wait = pacer.reserve(Date.now());
+		if (wait > 0) await sleep(wait);
+
+		let outcome: Outcome;
+		let response:
+			| { body: unknown; headers: unknown; statusCode: number }
+			| undefined;
+		try {
+			response = (await this.helpers.httpRequestWithAuthentication.call(
+				this,
+				CREDENTIAL_TYPE,
+				{ ...options, headers: { ...headers } },
+			)) as { body: unknown; headers: unknown; statusCode: number };
+		} catch (error) {
+			const code = networkCode(error);
+			if (code === undefined) throw unexpectedError(this, error, requestId, request.itemIndex);
+			outcome = { kind: 'network', code };
+			const delay = retryDelay(outcome, attempt, settings.retry, Date.now(), Math.random());
+			if (delay === undefined) throw networkError(this, code, requestId, attempt, request.itemIndex);
+			await sleep(delay);
+			continue;
+		}
+
+		const responseHeaders = lowerCaseHeaders(response.headers);
+		pacer.observe(
+			readRateLimit(responseHeaders.ratelimit, responseHeaders['ratelimit-policy']),
+			Date.now(),
+		);
+		const status = response.statusCode;
+		const answeredId = responseHeaders['x-request-id'] ?? requestId;
+		if (status >= 200 && status < 300) {
+			return {
+				status,
+				body: parseBody(response.body) as T,
+				headers: responseHeaders,
+				requestId: answeredId,
+				replayed: responseHeaders['idempotent-replayed'] === 'true',
+				attempts: attempt,
+			};
+		}
+		const problem = readProblem(status, response.body, answeredId);
+		outcome = {
+			kind: 'response',
+			status,
+			slug: problem.slug,
+			retryAfter: responseHeaders['retry-after'],
+		};
+		const delay = retryDelay(outcome, attempt, settings.retry, Date.now(), Math.random());
+		if (delay === undefined) throw apiError(this, problem, request.itemIndex);
+		await sleep(delay);
+	}
+}
+
+function parseBody(body: unknown): unknown {
+	if (typeof body !== 'string') return body ?? {};
+	if (body.trim() === '') return {};
+	try {
+		return JSON.parse(body);
+	} catch {
+		return body;
+	}
+}
