@@ -1,4 +1,4 @@
-// Copies node and credential icons next to the compiled JavaScript in dist/ (n8n reads them
+// Copies node and credential icons (and the nodes' codex .node.json files) next to the compiled JavaScript in dist/ (n8n reads them
 // through the `file:` icon paths of the descriptions).
 const path = require('path');
 const { task, src, dest } = require('gulp');
@@ -6,7 +6,7 @@ const { task, src, dest } = require('gulp');
 task('build:icons', copyIcons);
 
 function copyIcons() {
-	const nodeSource = path.resolve('nodes', '**', '*.{png,svg}');
+	const nodeSource = path.resolve('nodes', '**', '*.{png,svg,json}');
 	const nodeDestination = path.resolve('dist', 'nodes');
 	src(nodeSource, { encoding: false }).pipe(dest(nodeDestination));
 
