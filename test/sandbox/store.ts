@@ -1,0 +1,65 @@
+import type {
+	ApiKeyRecord,
+	Brand,
+	BrandHealth,
+	Category,
+	Connection,
+	Delivery,
+	Forecast,
+	Order,
+	Product,
+	PurchaseOrder,
+	ReturnRecord,
+	SaleChannel,
+	User,
+	WebhookEndpoint,
+} from './model';
+import { Prng } from './prng';
+
+/** All mutable data of one sandbox instance (replaced wholesale on reset). */
+export class Store {
+	users: User[] = [];
+	keys = new Map<string, ApiKeyRecord>();
+	brands: Brand[] = [];
+	categories: Category[] = [];
+	products: Product[] = [];
+	orders: Order[] = [];
+	returns: ReturnRecord[] = [];
+	purchaseOrders: PurchaseOrder[] = [];
+	brandHealth: BrandHealth[] = [];
+	forecasts: Forecast[] = [];
+	saleChannels: SaleChannel[] = [];
+	connections: Connection[] = [];
+	endpoints: WebhookEndpoint[] = [];
+	deliveries: Delivery[] = [];
+	demoApiKey = '';
+	/** virtual ms when the data was seeded */
+	seededAt = 0;
+
+	constructor(readonly rng: Prng) {}
+
+	private counters = new Map<string, number>();
+
+	/** Next id of a kind; ids start at `start`. */
+	nextId(kind: string, start = 1): number {
+		const id = (this.counters.get(kind) ?? start - 1) + 1;
+		this.counters.set(kind, id);
+		return id;
+	}
+
+	user(id: number): User | undefined {
+		return this.users.find((u) => u.id === id);
+	}
+
+	order(id: number): Order | undefined {
+		return this.orders.find((o) => o.id === id);
+	}
+
+	endpoint(id: number): WebhookEndpoint | undefined {
+		return this.endpoints.find((e) => e.id === id);
+	}
+
+	permissionsOf(key: ApiKeyRecord): Set<string> {
+		return new Set(key.permissions ?? this.user(key.userId)?.permissions ?? []);
+	}
+}
