@@ -2,20 +2,23 @@ import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /** Private, reserved and special-purpose ranges a webhook may never target (spec 2.1, 3.2). */
-const blocked = new BlockList();
+/** Separate lists: a BlockList applies IPv6 rules such as ::ffff:0:0/96 to IPv4 addresses too. */
+const blocked4 = new BlockList();
+const blocked6 = new BlockList();
 for (const [net, prefix] of [
 	['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['169.254.0.0', 16], ['172.16.0.0', 12],
 	['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
 	['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
+] as const) blocked4.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
 	['::', 128], ['::ffff:0:0', 96], ['64:ff9b::', 96], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
 	['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
-] as const) blocked.addSubnet(net, prefix, 'ipv6');
+] as const) blocked6.addSubnet(net, prefix, 'ipv6');
 
-const loopback = new BlockList();
-loopback.addSubnet('127.0.0.0', 8, 'ipv4');
-loopback.addAddress('::1', 'ipv6');
+const loopback4 = new BlockList();
+loopback4.addSubnet('127.0.0.0', 8, 'ipv4');
+const loopback6 = new BlockList();
+loopback6.addAddress('::1', 'ipv6');
 
 export type AddressClass = 'public' | 'loopback' | 'private';
 
@@ -23,8 +26,9 @@ export function classifyAddress(address: string): AddressClass {
 	const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
 	const mapped = family === 'ipv6' && /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
 	if (mapped) return classifyAddress(mapped[1]);
-	if (loopback.check(address, family)) return 'loopback';
-	return blocked.check(address, family) ? 'private' : 'public';
+	const [loop, block] = family === 'ipv4' ? [loopback4, blocked4] : [loopback6, blocked6];
+	if (loop.check(address, family)) return 'loopback';
+	return block.check(address, family) ? 'private' : 'public';
 }
 
 export type TargetCheck = { ok: true; address: string; family: number } | { ok: false; reason: string };
