@@ -71,7 +71,7 @@ describe('Pacer', () => {
 		expect(pacer.reserve(1100)).toBe(0);
 		expect(pacer.reserve(1200)).toBe(0);
 		// both reserved: the third waits until 1000 + 10 s (+ margin)
-		expect(pacer.reserve(1300)).toBe(11000 - 1300 + 50);
+		expect(pacer.reserve(1300)).toBe(11000 + 50 - 1300);
 	});
 
 	it('does not wait once the announced window has passed', () => {
@@ -91,5 +91,22 @@ describe('Pacer', () => {
 		pacer.observe({ remaining: 1000, resetSeconds: 60 }, 0);
 		for (let i = 0; i < 1000; i++) expect(pacer.reserve(i)).toBe(0);
 		expect(pacer.reserve(1000)).toBe(59_000);
+	});
+
+	it('uses the end of a window it saw open when that agrees with the rounded-up t', () => {
+		const pacer = new Pacer(50);
+		// request sent at 1000 opened a 6 s window (r = q - 1); answered at 1010 with t = 6
+		pacer.observe({ remaining: 119, resetSeconds: 6, quota: 120, windowSeconds: 6 }, 1010, 1000);
+		// later in the same window t rounds up to 2 s, though the window ends at 7000
+		pacer.observe({ remaining: 0, resetSeconds: 2, quota: 120, windowSeconds: 6 }, 5500, 5490);
+		expect(pacer.reserve(5600)).toBe(7000 + 50 - 5600);
+	});
+
+	it('falls back to t when the learned window end disagrees with it (another client opened it)', () => {
+		const pacer = new Pacer(50);
+		pacer.observe({ remaining: 119, resetSeconds: 6, quota: 120, windowSeconds: 6 }, 1010, 1000);
+		// the window was reset by someone else meanwhile: t says 5 s from 9000, not 7000
+		pacer.observe({ remaining: 0, resetSeconds: 5, quota: 120, windowSeconds: 6 }, 9000, 8990);
+		expect(pacer.reserve(9000)).toBe(14000 + 50 - 9000);
 	});
 });

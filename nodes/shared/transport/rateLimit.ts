@@ -137,11 +137,19 @@ export function readRateLimit(
  * Paces requests of one API key so that a long run never meets a 429 when nothing else uses the
  * key: while the current window has requests left it sends at once; when none are left it waits
  * for the reset the service announced. The quota is never assumed, only read.
+ *
+ * `t` is whole seconds, so it may announce the reset up to a second late. When a response shows
+ * that its request opened a fresh window (r = q - 1), the window's end is known more precisely:
+ * the window started no earlier than that request was sent, so it ends at send time + w. That
+ * estimate is used when it agrees with `t`.
  */
 export class Pacer {
 	private remaining: number | undefined;
 
 	private resetAtMs = 0;
+
+	/** end of the current window as learned from the request that opened it */
+	private windowEndMs: number | undefined;
 
 	/** Margin added to the announced reset, for clock granularity between the two sides. */
 	constructor(private readonly marginMs = 50) {}
@@ -150,22 +158,35 @@ export class Pacer {
 	reserve(nowMs: number): number {
 		if (this.remaining === undefined || nowMs >= this.resetAtMs) {
 			// Unknown, or the announced window has passed: send, and learn from the answer.
-			if (this.remaining !== undefined) this.remaining = undefined;
+			this.remaining = undefined;
 			return 0;
 		}
 		if (this.remaining > 0) {
 			this.remaining--;
 			return 0;
 		}
-		const wait = this.resetAtMs - nowMs + this.marginMs;
+		const wait = this.resetAtMs - nowMs;
 		this.remaining = undefined;
 		return wait;
 	}
 
-	/** Records what a response said about the window. */
-	observe(reading: RateLimitReading | undefined, nowMs: number): void {
+	/**
+	 * Records what a response said about the window. `sentAtMs` is when its request was sent.
+	 */
+	observe(reading: RateLimitReading | undefined, nowMs: number, sentAtMs?: number): void {
 		if (!reading) return;
+		const announced = nowMs + reading.resetSeconds * 1000;
+		const opened =
+			sentAtMs !== undefined &&
+			reading.quota !== undefined &&
+			reading.windowSeconds !== undefined &&
+			reading.remaining === reading.quota - 1;
+		if (opened) this.windowEndMs = sentAtMs + reading.windowSeconds! * 1000;
+		const precise = this.windowEndMs;
+		// The precise end is used only while it lies within the second `t` rounds up to.
+		const consistent = precise !== undefined && precise <= announced && precise > announced - 1000;
+		if (!consistent) this.windowEndMs = undefined;
 		this.remaining = reading.remaining;
-		this.resetAtMs = nowMs + reading.resetSeconds * 1000;
+		this.resetAtMs = (consistent ? precise : announced) + this.marginMs;
 	}
 }

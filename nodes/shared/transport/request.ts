@@ -221,6 +221,7 @@ export async function apiRequest<T = unknown>(
 	for (let attempt = 1; ; attempt++) {
 		const wait = pacer.reserve(Date.now());
 		if (wait > 0) await sleep(wait);
+		const sentAt = Date.now();
 
 		let outcome: Outcome;
 		let response:
@@ -246,6 +247,7 @@ export async function apiRequest<T = unknown>(
 		pacer.observe(
 			readRateLimit(responseHeaders.ratelimit, responseHeaders['ratelimit-policy']),
 			Date.now(),
+			sentAt,
 		);
 		const status = response.statusCode;
 		const answeredId = responseHeaders['x-request-id'] ?? requestId;
