@@ -1,0 +1,235 @@
+import type {
+	IDataObject,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+	IPollFunctions,
+} from 'n8n-workflow';
+import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
+
+import { requestOptionsProperty } from '../Marketplace/actions/common';
+import { ORDER_STATUSES } from '../shared/routes';
+import { readAll } from '../shared/transport/pagination';
+import { DEFAULT_TRANSPORT, type TransportSettings } from '../shared/transport/request';
+import { InputError, toEnumList, toIdList, toLimit, toUtcDateTime } from '../shared/validation';
+import {
+	days,
+	DEFAULT_MAX_TRACKED,
+	detectChanges,
+	latestOrder,
+	minutes,
+	planPoll,
+	readPollState,
+	toEventKinds,
+	type DetectedChange,
+	type OrderRecord,
+	type WatchSettings,
+} from './changeDetection';
+
+/** Key of the node's static data that holds the poll state. */
+const STATE_KEY = 'orderWatch';
+
+const MAX_LOOKBACK_DAYS = 90;
+const MAX_OVERLAP_MINUTES = 24 * 60;
+
+function readSettings(ctx: IPollFunctions): WatchSettings {
+	const events = toEventKinds(ctx.getNodeParameter('events', ['created']));
+	const filters = ctx.getNodeParameter('filters', {}) as IDataObject;
+	const options = ctx.getNodeParameter('options', {}) as IDataObject;
+	const firstStart = toUtcDateTime(options.startDate, 'Options > Start From', ctx.getTimezone());
+	return {
+		events,
+		statuses: toEnumList(filters.statuses, 'Filters > Statuses', ORDER_STATUSES),
+		brandIds: toIdList(filters.brandIds, 'Filters > Brand IDs'),
+		lookbackDays: events.includes('statusChanged')
+			? toLimit(ctx.getNodeParameter('lookbackDays', 7), 'Track Orders Created Within (Days)', MAX_LOOKBACK_DAYS)
+			: 0,
+		overlapMs: minutes(
+			options.overlapMinutes === undefined
+				? 10
+				: toLimit(options.overlapMinutes, 'Options > Overlap (Minutes)', MAX_OVERLAP_MINUTES),
+		),
+		firstStartMs: firstStart === undefined ? undefined : Date.parse(firstStart),
+		maxTracked: DEFAULT_MAX_TRACKED,
+	};
+}
+
+function readTransportSettings(ctx: IPollFunctions): TransportSettings {
+	const options = ctx.getNodeParameter('requestOptions', {}) as IDataObject;
+	const maxAttempts =
+		options.maxAttempts === undefined
+			? DEFAULT_TRANSPORT.retry.maxAttempts
+			: toLimit(options.maxAttempts, 'Request Options > Max Attempts', 10);
+	const timeoutMs =
+		options.timeout === undefined
+			? DEFAULT_TRANSPORT.timeoutMs
+			: toLimit(options.timeout, 'Request Options > Timeout (Ms)', 300_000);
+	return { timeoutMs, retry: { ...DEFAULT_TRANSPORT.retry, maxAttempts } };
+}
+
+const toItems = (changes: DetectedChange[]): INodeExecutionData[] =>
+	changes.map(({ order, change }) => ({ json: { ...order, change } as IDataObject }));
+
+const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export class MarketplacePollingTrigger implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Marketplace Polling Trigger',
+		name: 'marketplacePollingTrigger',
+		icon: {
+			light: 'file:../shared/icons/marketplace.svg',
+			dark: 'file:../shared/icons/marketplace.dark.svg',
+		},
+		group: ['trigger'],
+		version: 1,
+		subtitle: '={{"Orders: " + $parameter["events"].join(", ")}}',
+		description:
+			'Starts the workflow when orders are created or change status, by polling the order list. Works without a public URL.',
+		defaults: { name: 'Marketplace Polling Trigger' },
+		polling: true,
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'marketplaceApi', required: true }],
+		properties: [
+			{
+				displayName:
+					'Checks the order list at the Poll Times set below (every minute by default), one request per check, so a change starts the workflow up to one interval after it happened. The Marketplace Trigger (webhook) starts within seconds but needs a public https URL. Each change is reported once. On activation it starts from now unless Options > Start From is set.',
+				name: 'pollingNotice',
+				type: 'notice',
+				default: '',
+			},
+			{
+				displayName: 'Watch',
+				name: 'events',
+				type: 'multiOptions',
+				required: true,
+				options: [
+					{
+						name: 'New Order',
+						value: 'created',
+						description: 'An order arrived',
+					},
+					{
+						name: 'Order Status Changed',
+						value: 'statusChanged',
+						description: 'An order was cancelled, returned, packed, …',
+					},
+				],
+				default: ['created'],
+				description: 'Which changes start the workflow',
+			},
+			{
+				displayName: 'Track Orders Created Within (Days)',
+				name: 'lookbackDays',
+				type: 'number',
+				typeOptions: { minValue: 1, maxValue: MAX_LOOKBACK_DAYS },
+				default: 7,
+				description:
+					'Status changes are detected for orders created within this many days; each check reads all of them in one request, so keep it as short as your orders need',
+				displayOptions: { show: { events: ['statusChanged'] } },
+			},
+			{
+				displayName: 'Filters',
+				name: 'filters',
+				type: 'collection',
+				placeholder: 'Add Filter',
+				default: {},
+				options: [
+					{
+						displayName: 'Brand IDs',
+						name: 'brandIds',
+						type: 'string',
+						default: '',
+						placeholder: '1,2,3',
+						description: 'Only orders of these brands (comma-separated IDs). Empty: every brand in your scope.',
+					},
+					{
+						displayName: 'Statuses',
+						name: 'statuses',
+						type: 'multiOptions',
+						options: ORDER_STATUSES.map((s) => ({ name: s, value: s })),
+						default: [],
+						description: 'Only report orders that are in (or changed into) one of these statuses. Empty: every status.',
+					},
+				],
+			},
+			{
+				displayName: 'Options',
+				name: 'options',
+				type: 'collection',
+				placeholder: 'Add Option',
+				default: {},
+				options: [
+					{
+						displayName: 'Overlap (Minutes)',
+						name: 'overlapMinutes',
+						type: 'number',
+						typeOptions: { minValue: 1, maxValue: MAX_OVERLAP_MINUTES },
+						default: 10,
+						description:
+							'Each check also re-reads orders created this long before the previous check, so orders that became visible late, or a clock difference with the service, are not missed. Already reported orders are not reported again.',
+					},
+					{
+						displayName: 'Start From',
+						name: 'startDate',
+						type: 'dateTime',
+						default: '',
+						description:
+							'First activation only: report orders created at or after this time, e.g. to catch up after a webhook endpoint was disabled. Empty: start from the moment of activation.',
+					},
+				],
+			},
+			requestOptionsProperty,
+		],
+	};
+
+	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+		const nowMs = Date.now();
+		let settings: WatchSettings;
+		let transport: TransportSettings;
+		try {
+			settings = readSettings(this);
+			transport = readTransportSettings(this);
+		} catch (error) {
+			if (error instanceof InputError) {
+				throw new NodeOperationError(this.getNode(), `Invalid parameter "${error.field}": ${error.problem}`, {
+					description: 'Nothing was sent to the service. Fix the parameter and activate again.',
+				});
+			}
+			throw new NodeOperationError(this.getNode(), error as Error);
+		}
+		const listOrders = async (startMs: number | undefined) =>
+			(await readAll.call(this, {
+				route: 'listOrders',
+				query: {
+					brandIds: settings.brandIds,
+					startDate: startMs === undefined ? undefined : isoSeconds(startMs),
+				},
+				returnAll: true,
+				settings: transport,
+			})) as OrderRecord[];
+
+		if (this.getMode() === 'manual') {
+			// A sample to map fields with: the most recent order, shaped like a real change.
+			const windowDays = Math.max(settings.lookbackDays, 7);
+			let latest = latestOrder(await listOrders(nowMs - days(windowDays)), settings.statuses);
+			latest ??= latestOrder(await listOrders(undefined), settings.statuses);
+			if (latest === undefined) return null;
+			const status = String(latest.status);
+			return [
+				toItems([{ order: latest, change: { kind: 'created', status, detectedAt: new Date(nowMs).toISOString() } }]),
+			];
+		}
+
+		const staticData = this.getWorkflowStaticData('node');
+		const previous = readPollState(staticData[STATE_KEY]);
+		const plan = planPoll(previous, settings, nowMs);
+		// Errors (NodeApiError from the transport) propagate: n8n fails the activation on the first
+		// poll and reports later ones as failed trigger runs. The state is left as it was, so the
+		// next successful poll covers the gap.
+		const orders = await listOrders(plan.startMs);
+		const { changes, state } = detectChanges(previous, orders, plan, settings, nowMs);
+		staticData[STATE_KEY] = state as unknown as IDataObject;
+		return changes.length > 0 ? [toItems(changes)] : null;
+	}
+}
