@@ -1,0 +1,199 @@
+/**
+ * Single writes (sale channel connect, webhook endpoints) and the endpoint reads: the exact request,
+ * an Idempotency-Key on every write (none on reads), the output items, and the sandbox state after.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { startReceiver, type Receiver } from '../sandbox/testkit';
+import { Bench, expectRead, expectUniqueRequestIds, expectWrite, items, pairs } from './helpers';
+
+const bench = new Bench({ allowHttpLoopback: true });
+let receiver: Receiver;
+beforeAll(async () => {
+	await bench.start();
+	receiver = await startReceiver(204);
+});
+afterAll(async () => {
+	await receiver.close();
+	await bench.close();
+});
+
+describe('saleChannel.connect', () => {
+	test('POST /v1/brands/{id}/sale-channels/connect with only the fields set; one connection per item', async () => {
+		const r = await bench.run(
+			{
+				resource: 'saleChannel',
+				operation: 'connect',
+				brandId: '={{ $json.brandId }}',
+				saleChannelName: '={{ $json.channel }}',
+				additionalFields: { region: 'EU', apiKey: 'amz-key', apiSecret: 'amz-secret', isShared: false, logInEmail: '' },
+			},
+			{ inputItems: items({ brandId: 1, channel: 'Amazon' }, { brandId: 2, channel: 'Shopify' }) },
+		);
+		expect(r.error).toBeUndefined();
+		expect(r.sent).toHaveLength(2);
+		r.sent.forEach((s) => expectWrite(s, bench.apiKey, 'POST'));
+		expect(r.sent.map((s) => s.path)).toEqual(['/v1/brands/1/sale-channels/connect', '/v1/brands/2/sale-channels/connect']);
+		expect(r.sent.map((s) => s.rawQuery)).toEqual(['', '']);
+		expect(r.sent[0].body).toEqual({ saleChannelName: 'Amazon', region: 'EU', apiKey: 'amz-key', apiSecret: 'amz-secret', isShared: false });
+		expect(r.sent[1].body).toEqual({ saleChannelName: 'Shopify', region: 'EU', apiKey: 'amz-key', apiSecret: 'amz-secret', isShared: false });
+		expect(new Set(r.sent.map((s) => s.idempotencyKey)).size).toBe(2);
+		expectUniqueRequestIds(r.sent);
+
+		expect(r.items.map((i) => [i.json.brandId, i.json.saleChannelName, i.json.status])).toEqual([
+			[1, 'Amazon', 'Connected'],
+			[2, 'Shopify', 'PendingAuthorization'],
+		]);
+		expect(r.items[1].json.oauthUrl).toEqual(expect.stringContaining('/oauth/shopify/authorize'));
+		expect(pairs(r.items)).toEqual([0, 1]);
+		const connections = await bench.control.state<IDataObject>('connections');
+		expect(connections.map((c) => c.id)).toEqual(r.items.map((i) => i.json.id));
+	});
+
+	test('a user-supplied Idempotency Key is sent as given; a re-run replays instead of connecting again', async () => {
+		const parameters = {
+			resource: 'saleChannel',
+			operation: 'connect',
+			brandId: '3',
+			saleChannelName: 'Zalando',
+			options: { idempotencyKey: '=connect-{{ $json.run }}' },
+		};
+		const first = await bench.run(parameters, { inputItems: items({ run: 'r1' }) });
+		const again = await bench.run(parameters, { inputItems: items({ run: 'r1' }) });
+		expect(first.sent[0].idempotencyKey).toBe('connect-r1');
+		expect(first.sent[0].body).toEqual({ saleChannelName: 'Zalando' });
+		expect(again.sent[0]).toMatchObject({ idempotencyKey: 'connect-r1', replayed: true });
+		expect(again.items[0].json).toEqual(first.items[0].json);
+		const connections = (await bench.control.state<IDataObject>('connections')).filter((c) => c.brandId === 3);
+		expect(connections).toHaveLength(1);
+	});
+});
+
+describe('webhookEndpoint', () => {
+	let endpointId: number;
+
+	test('create: POST with url, description, eventTypes; outputs the endpoint, its secret and a notice', async () => {
+		const r = await bench.run({
+			resource: 'webhookEndpoint',
+			operation: 'create',
+			url: receiver.url,
+			eventTypes: ['order.created', 'order.cancelled'],
+			description: 'warehouse',
+		});
+		expect(r.error).toBeUndefined();
+		expect(r.sent).toHaveLength(1);
+		expectWrite(r.sent[0], bench.apiKey, 'POST');
+		expect(r.sent[0]).toMatchObject({ path: '/v1/webhook-endpoints', rawQuery: '' });
+		expect(r.sent[0].body).toEqual({ url: receiver.url, description: 'warehouse', eventTypes: ['order.created', 'order.cancelled'] });
+		expect(r.items).toHaveLength(1);
+		const out = r.items[0].json;
+		const stored = (await bench.control.endpoints()).find((e) => e.id === out.id)!;
+		expect(out).toMatchObject({ url: receiver.url, description: 'warehouse', status: 'Enabled', eventTypes: ['order.created', 'order.cancelled'] });
+		expect(out.secret).toBe(stored.secret);
+		expect(out.secretNotice).toEqual(expect.stringMatching(/only in this answer/));
+		expect(r.items[0].pairedItem).toEqual({ item: 0 });
+		endpointId = out.id as number;
+	});
+
+	test('create without a description does not send one', async () => {
+		const r = await bench.run({ resource: 'webhookEndpoint', operation: 'create', url: receiver.url, eventTypes: ['order.returned'], description: '' });
+		expect(r.sent[0].body).toEqual({ url: receiver.url, eventTypes: ['order.returned'] });
+		expect(r.items[0].json.description).toBe('');
+	});
+
+	test('get and getAll: GET, no Idempotency-Key, one item per endpoint', async () => {
+		const one = await bench.run(
+			{ resource: 'webhookEndpoint', operation: 'get', endpointId: '={{ $json.id }}' },
+			{ inputItems: items({ id: endpointId }, { id: endpointId }) },
+		);
+		expect(one.sent.map((s) => [s.method, s.path, s.rawQuery])).toEqual([
+			['GET', `/v1/webhook-endpoints/${endpointId}`, ''],
+			['GET', `/v1/webhook-endpoints/${endpointId}`, ''],
+		]);
+		one.sent.forEach((s) => expectRead(s, bench.apiKey));
+		expectUniqueRequestIds(one.sent);
+		expect(one.items.map((i) => i.json.id)).toEqual([endpointId, endpointId]);
+		expect(one.items[0].json.secret).toBeUndefined();
+		expect(pairs(one.items)).toEqual([0, 1]);
+
+		const all = await bench.run({ resource: 'webhookEndpoint', operation: 'getAll' });
+		expectRead(all.sent[0], bench.apiKey);
+		expect(all.sent.map((s) => [s.path, s.rawQuery])).toEqual([['/v1/webhook-endpoints', '']]);
+		const owned = (await bench.control.endpoints()).filter((e) => e.ownerUserId === 1);
+		expect(all.items.map((i) => i.json.id)).toEqual(owned.map((e) => e.id));
+		expect(pairs(all.items)).toEqual(owned.map(() => 0));
+	});
+
+	test('update: PATCH with only the fields added', async () => {
+		const r = await bench.run({
+			resource: 'webhookEndpoint',
+			operation: 'update',
+			endpointId: String(endpointId),
+			updateFields: { description: 'packing desk', status: 'Disabled' },
+		});
+		expect(r.error).toBeUndefined();
+		expectWrite(r.sent[0], bench.apiKey, 'PATCH');
+		expect(r.sent[0].path).toBe(`/v1/webhook-endpoints/${endpointId}`);
+		expect(r.sent[0].body).toEqual({ description: 'packing desk', status: 'Disabled' });
+		expect(r.items[0].json).toMatchObject({ id: endpointId, description: 'packing desk', status: 'Disabled' });
+		const stored = (await bench.control.endpoints()).find((e) => e.id === endpointId)!;
+		expect(stored).toMatchObject({ description: 'packing desk', status: 'Disabled' });
+
+		const back = await bench.run({
+			resource: 'webhookEndpoint',
+			operation: 'update',
+			endpointId: String(endpointId),
+			updateFields: { status: 'Enabled', eventTypes: ['brand_health.band_entered'] },
+		});
+		expect(back.sent[0].body).toEqual({ eventTypes: ['brand_health.band_entered'], status: 'Enabled' });
+		expect(back.items[0].json).toMatchObject({ status: 'Enabled', eventTypes: ['brand_health.band_entered'] });
+	});
+
+	test('test: POST .../test, one webhook.test delivery reaches the receiver', async () => {
+		const before = receiver.received.length;
+		const r = await bench.run({ resource: 'webhookEndpoint', operation: 'test', endpointId: endpointId });
+		expect(r.error).toBeUndefined();
+		expectWrite(r.sent[0], bench.apiKey, 'POST');
+		expect(r.sent[0].path).toBe(`/v1/webhook-endpoints/${endpointId}/test`);
+		expect(r.sent[0].body).toBeUndefined();
+		expect(r.items).toHaveLength(1);
+		expect(r.items[0].json).toMatchObject({ webhookEndpointId: endpointId, eventType: 'webhook.test', attempts: 1, responseStatusCode: 204 });
+		expect(receiver.received.length).toBe(before + 1);
+		expect(JSON.parse(receiver.received.at(-1)!.body)).toMatchObject({ type: 'webhook.test', data: { webhookEndpointId: endpointId } });
+	});
+
+	test('getDeliveries: GET .../deliveries, newest first, page/limit', async () => {
+		const r = await bench.run({ resource: 'webhookEndpoint', operation: 'getDeliveries', endpointId: endpointId, returnAll: true });
+		expect(r.error).toBeUndefined();
+		expectRead(r.sent[0], bench.apiKey);
+		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([[`/v1/webhook-endpoints/${endpointId}/deliveries`, 'page=1&limit=100']]);
+		const stored = await bench.control.deliveries(endpointId);
+		expect(r.items.map((i) => i.json.id)).toEqual(stored.map((d) => d.id).sort((a, b) => b - a));
+		expect(r.items[0].json.eventType).toBe('webhook.test');
+
+		const one = await bench.run({ resource: 'webhookEndpoint', operation: 'getDeliveries', endpointId: endpointId, limit: 1 });
+		expect(one.sent.map((s) => s.rawQuery)).toEqual(['page=1&limit=1']);
+		expect(one.items).toHaveLength(1);
+	});
+
+	test('rotateSecret: POST .../rotate-secret; the new secret is output once, the old one kept for the overlap', async () => {
+		const oldSecret = (await bench.control.endpoints()).find((e) => e.id === endpointId)!.secret;
+		const r = await bench.run({ resource: 'webhookEndpoint', operation: 'rotateSecret', endpointId: endpointId });
+		expect(r.error).toBeUndefined();
+		expectWrite(r.sent[0], bench.apiKey, 'POST');
+		expect(r.sent[0].path).toBe(`/v1/webhook-endpoints/${endpointId}/rotate-secret`);
+		const stored = (await bench.control.endpoints()).find((e) => e.id === endpointId)!;
+		expect(r.items[0].json).toMatchObject({ id: endpointId, secret: stored.secret });
+		expect(r.items[0].json.secret).not.toBe(oldSecret);
+		expect(stored.previousSecret).toBe(oldSecret);
+	});
+
+	test('delete: DELETE, outputs { id, deleted: true } per item', async () => {
+		const r = await bench.run({ resource: 'webhookEndpoint', operation: 'delete', endpointId: endpointId });
+		expect(r.error).toBeUndefined();
+		expectWrite(r.sent[0], bench.apiKey, 'DELETE');
+		expect(r.sent[0]).toMatchObject({ path: `/v1/webhook-endpoints/${endpointId}`, status: 204 });
+		expect(r.items).toEqual([{ json: { id: endpointId, deleted: true }, pairedItem: { item: 0 } }]);
+		expect((await bench.control.endpoints()).some((e) => e.id === endpointId)).toBe(false);
+	});
+});
