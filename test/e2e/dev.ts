@@ -1,0 +1,115 @@
+/**
+ * `npm run dev` (via .ci/dev): the sandbox service plus a real n8n 2.41.1 with this package loaded,
+ * an owner login, the sandbox's demo key as a credential and the example workflows, so a person can
+ * try the nodes in the editor without an account. Ctrl-C stops everything.
+ *
+ *   .ci/dev [--port 5678] [--sandbox-port 4010] [--fresh] [--reimport]
+ *
+ * n8n's data (database, settings) lives in <repo>/tmp/dev-n8n and survives restarts; --fresh
+ * starts from an empty one; the example workflows are imported on a fresh folder or with --reimport.
+ */
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+import { freePort, startN8n, type N8nHandle } from './n8n';
+
+const repoRoot = resolve(__dirname, '..', '..');
+const workflowsDir = join(__dirname, 'workflows');
+
+/** The credential the example workflows in test/e2e/workflows reference. */
+export const DEMO_CREDENTIAL = { id: 'mktSandboxDemo01', name: 'Marketplace sandbox (demo key)', type: 'marketplaceApi' } as const;
+
+interface SandboxHandle {
+	baseUrl: string;
+	demoApiKey: string;
+	close(): Promise<void>;
+}
+
+function arg(name: string): string | undefined {
+	const i = process.argv.indexOf(`--${name}`);
+	return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const flag = (name: string) => process.argv.includes(`--${name}`);
+
+async function portIsFree(port: number): Promise<boolean> {
+	const { createServer } = await import('node:net');
+	return await new Promise((r) => {
+		const s = createServer();
+		s.once('error', () => r(false));
+		s.listen(port, '127.0.0.1', () => s.close(() => r(true)));
+	});
+}
+
+async function startSandbox(port: number): Promise<SandboxHandle> {
+	const entry = join(repoRoot, 'test', 'sandbox', 'index.ts');
+	if (!existsSync(entry)) throw new Error(`the sandbox is not there yet (${entry})`);
+	// Loaded at run time so this file compiles and runs while the sandbox is missing or broken.
+	// eslint-disable-next-line @typescript-eslint/no-require-imports
+	const mod = require(entry) as { startSandbox(options: Record<string, unknown>): Promise<SandboxHandle> };
+	// allowHttpLoopback: n8n's webhook URL is http://127.0.0.1:<port>/webhook/...
+	return await mod.startSandbox({ port, host: '127.0.0.1', allowHttpLoopback: true });
+}
+
+async function main() {
+	const n8nPortWanted = Number(arg('port') ?? 5678);
+	const sandboxPort = Number(arg('sandbox-port') ?? 4010);
+	const userFolder = join(repoRoot, 'tmp', 'dev-n8n');
+	if (flag('fresh')) rmSync(userFolder, { recursive: true, force: true });
+	const freshFolder = !existsSync(join(userFolder, '.n8n', 'database.sqlite'));
+	const n8nPort = (await portIsFree(n8nPortWanted)) ? n8nPortWanted : await freePort();
+
+	let sandbox: SandboxHandle | undefined;
+	let n8n: N8nHandle | undefined;
+	let stopping = false;
+	const shutdown = async (code: number) => {
+		if (stopping) return;
+		stopping = true;
+		console.log('\n[dev] stopping ...');
+		await Promise.allSettled([n8n?.stop(), Promise.resolve(sandbox?.close())]);
+		process.exit(code);
+	};
+	process.on('SIGINT', () => void shutdown(0));
+	process.on('SIGTERM', () => void shutdown(0));
+
+	try {
+		sandbox = await startSandbox(sandboxPort);
+		console.log(`[dev] sandbox at ${sandbox.baseUrl}`);
+	} catch (e) {
+		console.warn(`[dev] sandbox not started: ${(e as Error).message}`);
+	}
+
+	console.log(`[dev] starting n8n 2.41.1 on port ${n8nPort} (first boot about 15 s) ...`);
+	n8n = await startN8n({ packageRoot: repoRoot, port: n8nPort, userFolder, echoLogs: flag('verbose') });
+	try {
+		await n8n.login();
+	} catch {
+		await n8n.setupOwner();
+	}
+
+	if (sandbox) {
+		// Upsert by id, so the credential follows the sandbox's current address and demo key.
+		await n8n.importCredential({ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } });
+	}
+	const hasWorkflows = existsSync(workflowsDir) && readdirSync(workflowsDir).some((f) => f.endsWith('.json'));
+	if (hasWorkflows && (freshFolder || flag('reimport'))) {
+		await n8n.importWorkflows(workflowsDir);
+		console.log(`[dev] imported the example workflows from ${workflowsDir}`);
+	}
+
+	console.log('');
+	console.log(`  n8n editor:  ${n8n.baseUrl}/`);
+	console.log(`  login:       owner@example.com / Marketplace-Dev-1`);
+	if (sandbox) {
+		console.log(`  sandbox:     ${sandbox.baseUrl}  (credential "${DEMO_CREDENTIAL.name}" holds its demo key)`);
+		console.log('  events:      activate a workflow with the Marketplace Trigger, then make the sandbox emit one, e.g.');
+		console.log(`               curl -X POST ${sandbox.baseUrl}/_sandbox/orders -H 'content-type: application/json' -d '{"brandId":1}'`);
+		console.log(`               (an order.created event; control API: ${sandbox.baseUrl}/_sandbox/..., see test/sandbox/README.md)`);
+	}
+	console.log(`  data:        ${userFolder} (--fresh to start over)`);
+	console.log('  Ctrl-C stops n8n and the sandbox.');
+}
+
+main().catch(async (e) => {
+	console.error('[dev] failed:', e);
+	process.exit(1);
+});
