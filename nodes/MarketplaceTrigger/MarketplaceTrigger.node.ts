@@ -1,0 +1,124 @@
+import type {
+	IHookFunctions,
+	INodeType,
+	INodeTypeDescription,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
+
+import { EVENT_TYPE_OPTIONS } from './events';
+import { checkEndpointExists, createEndpoint, deleteEndpoint, DEFAULT_ENDPOINT_DESCRIPTION } from './lifecycle';
+import { receiveDelivery } from './receive';
+
+export class MarketplaceTrigger implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Marketplace Trigger',
+		name: 'marketplaceTrigger',
+		icon: {
+			light: 'file:../shared/icons/marketplace.svg',
+			dark: 'file:../shared/icons/marketplace.dark.svg',
+		},
+		group: ['trigger'],
+		version: 1,
+		subtitle: '={{$parameter["eventTypes"].join(", ")}}',
+		description:
+			'Starts the workflow when the Marketplace service reports an order, return or brand health change (signed webhooks, each event once)',
+		defaults: { name: 'Marketplace Trigger' },
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'marketplaceApi', required: true }],
+		webhooks: [
+			{
+				name: 'default',
+				httpMethod: 'POST',
+				responseMode: 'onReceived',
+				path: 'webhook',
+			},
+		],
+		properties: [
+			{
+				displayName:
+					'The service only delivers to public https addresses: set N8N_WEBHOOK_URL (WEBHOOK_URL in older n8n) to the public https address of this n8n. Events arrive unordered and name only IDs: order by "createdAt" and turn on "Fetch Current State" to read what changed.',
+				name: 'notice',
+				type: 'notice',
+				default: '',
+			},
+			{
+				displayName: 'Event Types',
+				name: 'eventTypes',
+				type: 'multiOptions',
+				required: true,
+				options: EVENT_TYPE_OPTIONS,
+				default: [],
+				description:
+					'Events that start the workflow. webhook.test deliveries (from Webhook Endpoint > Test) cannot be subscribed to: see the option Emit Test Events.',
+			},
+			{
+				displayName: 'Description',
+				name: 'description',
+				type: 'string',
+				default: DEFAULT_ENDPOINT_DESCRIPTION,
+				description: 'Description of the webhook endpoint this trigger registers with the service',
+			},
+			{
+				displayName: 'Options',
+				name: 'options',
+				type: 'collection',
+				placeholder: 'Add Option',
+				default: {},
+				options: [
+					{
+						displayName: 'Emit Test Events',
+						name: 'emitTestEvents',
+						type: 'boolean',
+						default: false,
+						description:
+							'Whether a webhook.test delivery (sent by Webhook Endpoint > Test) starts the workflow. When off, it is verified and answered 2xx but starts nothing.',
+					},
+					{
+						displayName: 'Fetch Current State',
+						name: 'fetchCurrentState',
+						type: 'boolean',
+						default: false,
+						description:
+							'Whether to read the order (order events) or brand health (brand health events) the event names and output it as "current". If the read fails temporarily the service is asked to deliver the event again later.',
+					},
+					{
+						displayName: 'Include Headers',
+						name: 'includeHeaders',
+						type: 'boolean',
+						default: false,
+						description: 'Whether to output the delivery\'s HTTP headers as "headers"',
+					},
+					{
+						displayName: 'Rotate Signing Secret on Activation',
+						name: 'rotateSecretOnActivation',
+						type: 'boolean',
+						default: false,
+						description:
+							'Whether to rotate the endpoint\'s signing secret each time the workflow is activated and finds its endpoint. The previous secret is still accepted for 24 hours.',
+					},
+				],
+			},
+		],
+	};
+
+	webhookMethods = {
+		default: {
+			async checkExists(this: IHookFunctions): Promise<boolean> {
+				return await checkEndpointExists.call(this);
+			},
+			async create(this: IHookFunctions): Promise<boolean> {
+				return await createEndpoint.call(this);
+			},
+			async delete(this: IHookFunctions): Promise<boolean> {
+				return await deleteEndpoint.call(this);
+			},
+		},
+	};
+
+	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		return await receiveDelivery.call(this);
+	}
+}

@@ -1,0 +1,45 @@
+/**
+ * Reads what the transport put into a thrown NodeApiError (see ../shared/transport/request.ts):
+ * `httpCode` and the error object `{ status, type (slug), requestId, errors: [{ pointer, detail }] }`,
+ * or `{ code, requestId }` for a network error. Branches on status and slug only (spec 7.1).
+ */
+import { NodeApiError } from 'n8n-workflow';
+
+export interface ApiFailure {
+	/** HTTP status, undefined when no answer came (network error, timeout) */
+	status?: number;
+	slug?: string;
+	/** network error code such as ECONNREFUSED or ETIMEDOUT */
+	networkCode?: string;
+	pointers: Array<{ pointer: string; detail: string }>;
+	message: string;
+}
+
+export function readFailure(error: unknown): ApiFailure {
+	const message = error instanceof Error ? error.message : String(error);
+	if (!(error instanceof NodeApiError)) return { pointers: [], message };
+	const body = (error.errorResponse ?? {}) as Record<string, unknown>;
+	const status = typeof body.status === 'number' ? body.status : Number(error.httpCode);
+	const pointers = Array.isArray(body.errors)
+		? (body.errors as Array<Record<string, unknown>>)
+				.filter((e) => e && typeof e.pointer === 'string')
+				.map((e) => ({ pointer: String(e.pointer), detail: typeof e.detail === 'string' ? e.detail : '' }))
+		: [];
+	return {
+		status: Number.isInteger(status) && status >= 100 ? status : undefined,
+		slug: typeof body.type === 'string' ? body.type : undefined,
+		networkCode: typeof body.code === 'string' ? body.code : undefined,
+		pointers,
+		message,
+	};
+}
+
+/**
+ * Worth asking the sender to try again later (spec 7.4): 429, 5xx, `idempotency-in-progress`,
+ * or no answer at all. Everything else (400, 401, 403, 404, a bad credential URL) is permanent.
+ */
+export function isTransient(failure: ApiFailure): boolean {
+	if (failure.status === undefined) return failure.networkCode !== undefined;
+	if (failure.status === 429 || failure.status >= 500) return true;
+	return failure.status === 409 && failure.slug === 'idempotency-in-progress';
+}

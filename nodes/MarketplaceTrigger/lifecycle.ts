@@ -1,0 +1,286 @@
+/**
+ * webhookMethods.default of the Marketplace Trigger: register, find and remove the webhook endpoint
+ * for this node's webhook URL (spec 2.1, 3.1, 4.3, 6.5). The node file calls these; each throws
+ * NodeApiError / NodeOperationError with a message a workflow builder can act on.
+ */
+import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import { readAll } from '../shared/transport/pagination';
+import { apiRequest, newIdempotencyKey } from '../shared/transport/request';
+import { readFailure } from './apiFailure';
+import { normaliseEventTypes, sameEventTypes } from './events';
+import {
+	clearRecord,
+	getRecord,
+	setRecord,
+	withNewSecret,
+	type EndpointRecord,
+	type MissedEventsNotice,
+} from './state';
+
+/** Spec 4.3: a user may own at most 10 endpoints. */
+export const MAX_ENDPOINTS = 10;
+
+export const DEFAULT_ENDPOINT_DESCRIPTION = 'n8n Marketplace Trigger';
+
+interface RemoteEndpoint {
+	id: number;
+	url: string;
+	description?: string;
+	eventTypes: string[];
+	status: string;
+	disabledReason?: string | null;
+	createdAt?: string;
+	updatedAt?: string;
+}
+
+interface TriggerOptions {
+	rotateSecretOnActivation?: boolean;
+}
+
+function nodeData(ctx: IHookFunctions): IDataObject {
+	return ctx.getWorkflowStaticData('node');
+}
+
+function webhookUrlOf(ctx: IHookFunctions): string {
+	const url = ctx.getNodeWebhookUrl('default');
+	if (!url) throw new NodeOperationError(ctx.getNode(), 'n8n gave this node no webhook URL');
+	return url;
+}
+
+function wantedEventTypes(ctx: IHookFunctions): string[] {
+	const types = normaliseEventTypes(ctx.getNodeParameter('eventTypes', []));
+	if (types.length === 0) {
+		throw new NodeOperationError(ctx.getNode(), 'Choose at least one event type to listen for', {
+			description: 'webhook.test deliveries cannot be subscribed to; they arrive whatever you choose.',
+		});
+	}
+	return types;
+}
+
+function wantedDescription(ctx: IHookFunctions): string {
+	const text = String(ctx.getNodeParameter('description', DEFAULT_ENDPOINT_DESCRIPTION) ?? '').trim();
+	return (text || DEFAULT_ENDPOINT_DESCRIPTION).slice(0, 500);
+}
+
+function toRemote(record: IDataObject): RemoteEndpoint | undefined {
+	if (typeof record.id !== 'number' || typeof record.url !== 'string') return undefined;
+	return {
+		id: record.id,
+		url: record.url,
+		description: typeof record.description === 'string' ? record.description : undefined,
+		eventTypes: Array.isArray(record.eventTypes) ? record.eventTypes.map(String) : [],
+		status: String(record.status ?? ''),
+		disabledReason: typeof record.disabledReason === 'string' ? record.disabledReason : null,
+		createdAt: typeof record.createdAt === 'string' ? record.createdAt : undefined,
+		updatedAt: typeof record.updatedAt === 'string' ? record.updatedAt : undefined,
+	};
+}
+
+async function listEndpoints(ctx: IHookFunctions): Promise<RemoteEndpoint[]> {
+	const records = await readAll.call(ctx, { route: 'listWebhookEndpoints', returnAll: true });
+	return records.map(toRemote).filter((e): e is RemoteEndpoint => e !== undefined);
+}
+
+/** The secret of a create or rotate answer: `{ webhookEndpoint, secret }` (read tolerantly). */
+function secretOf(body: unknown): string | undefined {
+	if (!body || typeof body !== 'object') return undefined;
+	const record = body as IDataObject;
+	if (typeof record.secret === 'string') return record.secret;
+	const inner = record.webhookEndpoint as IDataObject | undefined;
+	return inner && typeof inner.secret === 'string' ? inner.secret : undefined;
+}
+
+async function rotateSecret(ctx: IHookFunctions, endpointId: number): Promise<string> {
+	const { body } = await apiRequest.call(ctx, {
+		route: 'rotateWebhookEndpointSecret',
+		pathParams: { id: endpointId },
+		idempotencyKey: newIdempotencyKey(),
+	});
+	const secret = secretOf(body);
+	if (!secret) {
+		throw new NodeOperationError(ctx.getNode(), `Rotating the secret of webhook endpoint ${endpointId} returned no secret`);
+	}
+	return secret;
+}
+
+function missedEventsNotice(endpoint: RemoteEndpoint, nowMs: number): MissedEventsNotice {
+	const since = endpoint.updatedAt ?? null;
+	return {
+		reEnabledAt: new Date(nowMs).toISOString(),
+		disabledSince: since,
+		disabledReason: endpoint.disabledReason ?? null,
+		message:
+			`Webhook endpoint ${endpoint.id} was Disabled (${endpoint.disabledReason ?? 'by a user'}) and has been re-enabled. ` +
+			'The service does not resend events that happened while it was disabled' +
+			(since ? ` (since about ${since})` : '') +
+			': catch up by listing orders with a start date covering the gap (Marketplace node, Order > Get Many).',
+	};
+}
+
+/**
+ * checkExists: lists the user's endpoints and matches by URL (the stored id alone is never
+ * trusted, nothing is deleted). A match is brought in line: event types and description updated,
+ * a Disabled endpoint re-enabled (with a warning that missed events are not resent), and a secret
+ * obtained by rotation when none is held for it.
+ */
+export async function checkEndpointExists(this: IHookFunctions): Promise<boolean> {
+	const url = webhookUrlOf(this);
+	const eventTypes = wantedEventTypes(this);
+	const description = wantedDescription(this);
+	const options = this.getNodeParameter('options', {}) as TriggerOptions;
+	const data = nodeData(this);
+	const stored = getRecord(data, url);
+
+	const matches = (await listEndpoints(this)).filter((e) => e.url === url);
+	if (matches.length === 0) {
+		// gone (deleted elsewhere, or never created): create() registers a new one
+		clearRecord(data, url);
+		return false;
+	}
+	const endpoint = matches.find((e) => e.id === stored?.endpointId) ?? matches[0];
+
+	const patch: IDataObject = {};
+	if (!sameEventTypes(endpoint.eventTypes, eventTypes)) patch.eventTypes = eventTypes;
+	if (endpoint.description !== undefined && endpoint.description !== description) patch.description = description;
+	const reEnable = endpoint.status === 'Disabled';
+	if (reEnable) patch.status = 'Enabled';
+	if (Object.keys(patch).length > 0) {
+		await apiRequest.call(this, {
+			route: 'updateWebhookEndpoint',
+			pathParams: { id: endpoint.id },
+			body: patch,
+			idempotencyKey: newIdempotencyKey(),
+		});
+	}
+
+	const now = Date.now();
+	let record: EndpointRecord =
+		stored && stored.endpointId === endpoint.id
+			? { ...stored, eventTypes }
+			: { endpointId: endpoint.id, eventTypes, origin: 'adopted' };
+	if (!record.secret || options.rotateSecretOnActivation === true) {
+		record = withNewSecret(record, await rotateSecret(this, endpoint.id), now);
+	}
+	if (reEnable) {
+		record.missedEvents = missedEventsNotice(endpoint, now);
+		this.logger.warn(record.missedEvents.message, { endpointId: endpoint.id, url });
+	}
+	setRecord(data, url, record);
+	return true;
+}
+
+function endpointListText(endpoints: RemoteEndpoint[]): string {
+	return endpoints
+		.map((e) => `#${e.id} ${e.url}${e.description ? ` (${e.description})` : ''} [${e.status}]`)
+		.join('; ');
+}
+
+/**
+ * Turns a refused create into a message that says what to do. The spec names no error type for
+ * the 10-endpoint limit, so the limit is detected by listing the endpoints after the refusal.
+ */
+async function explainCreateRefusal(
+	ctx: IHookFunctions,
+	error: unknown,
+	url: string,
+): Promise<NodeApiError | undefined> {
+	const failure = readFailure(error);
+	if (failure.status === undefined || failure.status >= 500 || failure.status === 429) return undefined;
+	if (failure.status === 401 || failure.status === 403) return undefined;
+	const urlProblem = failure.pointers.find((p) => p.pointer === '/url');
+	if (failure.status === 400 && urlProblem) {
+		return new NodeApiError(ctx.getNode(), error as JsonObject, {
+			message: `The service refused this node's webhook URL ${url}: ${urlProblem.detail || 'not acceptable'}`,
+			description:
+				'The Marketplace service only delivers to public https addresses. n8n builds this URL from its ' +
+				'N8N_WEBHOOK_URL environment variable (WEBHOOK_URL in older versions): set it to the public https ' +
+				'address n8n is reachable at (for example https://n8n.example.com/ behind a reverse proxy or tunnel), ' +
+				'restart n8n and activate the workflow again.',
+			httpCode: String(failure.status),
+		});
+	}
+	let endpoints: RemoteEndpoint[];
+	try {
+		endpoints = await listEndpoints(ctx);
+	} catch (listError) {
+		// the listing is only an explanation; the create error is the one to report
+		ctx.logger.warn(`Could not list webhook endpoints after a refused create: ${readFailure(listError).message}`);
+		return undefined;
+	}
+	if (endpoints.length < MAX_ENDPOINTS) return undefined;
+	return new NodeApiError(ctx.getNode(), error as JsonObject, {
+		message: `You already own ${endpoints.length} webhook endpoints, the most the Marketplace service allows (${MAX_ENDPOINTS})`,
+		description:
+			'Free one, then activate this workflow again: delete an endpoint you no longer use with the Marketplace ' +
+			'node (Webhook Endpoint > Delete; Webhook Endpoint > Get Many lists them), or deactivate another workflow ' +
+			`that uses a Marketplace Trigger (it deletes its endpoint). Your endpoints: ${endpointListText(endpoints)}`,
+		httpCode: String(failure.status),
+	});
+}
+
+/** create: registers the webhook URL with the chosen event types; keeps id and secret. */
+export async function createEndpoint(this: IHookFunctions): Promise<boolean> {
+	const url = webhookUrlOf(this);
+	const eventTypes = wantedEventTypes(this);
+	const body: IDataObject = { url, description: wantedDescription(this), eventTypes };
+	let response: { body: unknown };
+	try {
+		response = await apiRequest.call(this, {
+			route: 'createWebhookEndpoint',
+			body,
+			idempotencyKey: newIdempotencyKey(),
+		});
+	} catch (error) {
+		const explained = await explainCreateRefusal(this, error, url);
+		throw explained ?? new NodeApiError(this.getNode(), error as JsonObject);
+	}
+	const created = response.body as IDataObject;
+	const endpoint = toRemote((created.webhookEndpoint ?? created) as IDataObject);
+	const secret = secretOf(created);
+	if (!endpoint || !secret) {
+		throw new NodeOperationError(this.getNode(), 'Creating the webhook endpoint returned no endpoint id or secret');
+	}
+	setRecord(nodeData(this), url, {
+		endpointId: endpoint.id,
+		secret,
+		eventTypes,
+		origin: 'created',
+	});
+	return true;
+}
+
+/**
+ * delete: removes the endpoint(s) registered for this node's URL, and only those. A 404 (already
+ * gone) counts as deleted; any other failure is thrown so n8n reports it.
+ */
+export async function deleteEndpoint(this: IHookFunctions): Promise<boolean> {
+	const url = webhookUrlOf(this);
+	const data = nodeData(this);
+	const stored = getRecord(data, url);
+	const ids = new Set((await listEndpoints(this)).filter((e) => e.url === url).map((e) => e.id));
+	// The stored id is deleted only when the service still shows it at this URL.
+	for (const id of ids) {
+		try {
+			await apiRequest.call(this, {
+				route: 'deleteWebhookEndpoint',
+				pathParams: { id },
+				idempotencyKey: newIdempotencyKey(),
+			});
+		} catch (error) {
+			if (readFailure(error).status === 404) {
+				this.logger.info(`Webhook endpoint ${id} was already gone`);
+				continue;
+			}
+			throw new NodeApiError(this.getNode(), error as JsonObject, {
+				message: `Could not delete webhook endpoint ${id} (${url}): ${readFailure(error).message}`,
+			});
+		}
+	}
+	if (stored && !ids.has(stored.endpointId)) {
+		this.logger.info(`Webhook endpoint ${stored.endpointId} no longer exists at ${url}; nothing to delete`);
+	}
+	clearRecord(data, url);
+	return true;
+}

@@ -1,0 +1,201 @@
+/**
+ * webhook() of the Marketplace Trigger: one incoming delivery (spec 6.2-6.4).
+ *
+ * 1. Verify the Standard Webhooks signature over the raw body bytes with the stored secret(s);
+ *    failure -> 401, no run.
+ * 2. Read the envelope; unknown or unsubscribed types -> 2xx, no run; webhook.test -> 2xx, and a
+ *    run only with the option "Emit Test Events".
+ * 3. De-duplicate by webhook-id (static data, so it survives restarts; process memory, so a save
+ *    overwritten by a concurrent request loses nothing; an in-flight guard for concurrent copies).
+ *    A duplicate -> 2xx, no run.
+ * 4. Optionally read the current state; a transient failure -> 503 and the id is NOT recorded, so
+ *    the service's retry is processed; a permanent one is noted on the item.
+ * 5. Record the id, emit one item.
+ *
+ * Static data changed here is saved by n8n for production executions: LiveWebhooks.executeWebhook
+ * calls workflowStaticDataService.saveStaticData(workflow) in its response callback, which runs for
+ * both `noWebhookResponse` and normal responses (not when webhook() throws, so this never throws
+ * after recording an id).
+ */
+import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+
+import { apiRequest, type TransportSettings } from '../shared/transport/request';
+import { verifyWebhook } from '../shared/webhookVerifier';
+import { isTransient, readFailure } from './apiFailure';
+import { DedupStore } from './dedup';
+import {
+	dedupKey,
+	isSubscribable,
+	normaliseEventTypes,
+	parseEnvelope,
+	stateReadFor,
+	TEST_EVENT_TYPE,
+	type EventEnvelope,
+} from './events';
+import { getRecord, loadSeen, saveSeen, setRecord, verificationKeys } from './state';
+
+/**
+ * The current-state read must fit in the 10-second answer limit (part 8): a short timeout and
+ * two attempts at most (worst case about 3 + 0.5 + 3 s).
+ */
+export const FETCH_TRANSPORT: TransportSettings = {
+	timeoutMs: 3_000,
+	retry: { maxAttempts: 2, baseDelayMs: 250, maxDelayMs: 1_000 },
+};
+
+interface ReceiveOptions {
+	emitTestEvents?: boolean;
+	fetchCurrentState?: boolean;
+	includeHeaders?: boolean;
+}
+
+/** Accepted ids per workflow and URL in this process (each store bounded like the static one). */
+const memory = new Map<string, DedupStore>();
+/** Deliveries being processed right now, by workflow, URL and id. */
+const inFlight = new Map<string, Promise<void>>();
+
+/** Forgets this process's memory of accepted ids, as an n8n restart does (for tests). */
+export function forgetProcessMemory(): void {
+	memory.clear();
+}
+
+type RawRequest = ReturnType<IWebhookFunctions['getRequestObject']> & {
+	rawBody?: Buffer;
+	readRawBody?: () => Promise<void>;
+};
+
+function reply(ctx: IWebhookFunctions, status: number, body: IDataObject): IWebhookResponseData {
+	ctx.getResponseObject().status(status).json(body);
+	return { noWebhookResponse: true };
+}
+
+function acknowledge(reason: string, extra: IDataObject = {}): IWebhookResponseData {
+	return { webhookResponse: { received: true, ignored: reason, ...extra } };
+}
+
+async function rawBodyOf(request: RawRequest): Promise<Buffer | undefined> {
+	if (!Buffer.isBuffer(request.rawBody) && typeof request.readRawBody === 'function') {
+		await request.readRawBody();
+	}
+	return Buffer.isBuffer(request.rawBody) ? request.rawBody : undefined;
+}
+
+/** Static data's ids at this URL united with this process's, written back to both. */
+function seenStore(data: IDataObject, url: string, scope: string, nowMs: number): DedupStore {
+	const store = loadSeen(data, url);
+	const remembered = memory.get(scope);
+	if (remembered) store.merge(remembered);
+	store.prune(nowMs);
+	memory.set(scope, store);
+	return store;
+}
+
+async function readCurrentState(
+	ctx: IWebhookFunctions,
+	event: EventEnvelope,
+): Promise<{ current?: unknown; currentError?: IDataObject; retryLater?: IDataObject }> {
+	const read = stateReadFor(event);
+	if (!read) return {};
+	try {
+		const { body } = await apiRequest.call(
+			ctx,
+			read.route === 'getOrder'
+				? { route: 'getOrder', pathParams: read.pathParams }
+				: { route: 'getBrandHealth', query: read.query },
+			FETCH_TRANSPORT,
+		);
+		return { current: body };
+	} catch (error) {
+		const failure = readFailure(error);
+		const described: IDataObject = {
+			route: read.route,
+			message: failure.message,
+			...(failure.status !== undefined ? { status: failure.status } : {}),
+			...(failure.slug !== undefined ? { type: failure.slug } : {}),
+		};
+		return isTransient(failure) ? { retryLater: described } : { currentError: described };
+	}
+}
+
+export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	const request = this.getRequestObject() as RawRequest;
+	const url = this.getNodeWebhookUrl('default') ?? '';
+	const data = this.getWorkflowStaticData('node');
+	const record = getRecord(data, url);
+
+	// 1. signature, over the bytes as received
+	const rawBody = await rawBodyOf(request);
+	if (!rawBody) {
+		return reply(this, 500, { error: 'raw-body-unavailable', message: 'The request body could not be read' });
+	}
+	const verdict = verifyWebhook({
+		headers: request.headers,
+		rawBody,
+		secrets: verificationKeys(record, Date.now()),
+	});
+	if (!verdict.ok) {
+		this.logger.debug(`Marketplace Trigger refused a delivery: ${verdict.message}`, { reason: verdict.reason });
+		return reply(this, 401, { error: 'invalid-signature', reason: verdict.reason });
+	}
+
+	// 2. envelope and type
+	const event = parseEnvelope(rawBody);
+	if (!event) return reply(this, 400, { error: 'malformed-event', message: 'The body is not an event envelope' });
+	const options = this.getNodeParameter('options', {}) as ReceiveOptions;
+	if (event.type === TEST_EVENT_TYPE) {
+		if (options.emitTestEvents !== true) return acknowledge('test-event', { hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries' });
+	} else if (!isSubscribable(event.type) || !normaliseEventTypes(this.getNodeParameter('eventTypes', [])).includes(event.type)) {
+		return acknowledge('event-type-not-subscribed', { type: event.type });
+	}
+
+	// 3. duplicates
+	const scope = `${this.getWorkflow().id ?? ''}|${url}`;
+	const key = dedupKey(verdict.id);
+	const flightKey = `${scope}|${key}`;
+	for (let running = inFlight.get(flightKey); running; running = inFlight.get(flightKey)) {
+		await running;
+	}
+	if (seenStore(data, url, scope, Date.now()).has(key, Date.now())) {
+		saveSeen(data, url, memory.get(scope)!);
+		return acknowledge('duplicate', { id: verdict.id });
+	}
+	let release: () => void = () => {};
+	inFlight.set(flightKey, new Promise<void>((resolve) => (release = resolve)));
+	try {
+		// 4. current state
+		let state: Awaited<ReturnType<typeof readCurrentState>> = {};
+		if (options.fetchCurrentState === true) {
+			state = await readCurrentState(this, event);
+			if (state.retryLater) {
+				this.logger.warn(`Marketplace Trigger could not read the current state of ${event.id}; asking the service to retry`, state.retryLater);
+				return reply(this, 503, { error: 'current-state-unavailable', retry: true, ...state.retryLater });
+			}
+		}
+
+		// 5. record and emit
+		const store = seenStore(data, url, scope, Date.now());
+		store.add(key, Date.now());
+		saveSeen(data, url, store);
+
+		const json: IDataObject = {
+			id: event.id,
+			type: event.type,
+			createdAt: event.createdAt,
+			data: event.data as IDataObject,
+		};
+		if (state.current !== undefined) json.current = state.current as IDataObject;
+		if (state.currentError !== undefined) json.currentError = state.currentError;
+		if (options.includeHeaders === true) json.headers = request.headers as IDataObject;
+		if (record?.missedEvents) {
+			json.notice = record.missedEvents as unknown as IDataObject;
+			const cleared = { ...record };
+			delete cleared.missedEvents;
+			setRecord(data, url, cleared);
+		}
+		const item: INodeExecutionData = { json };
+		return { workflowData: [[item]] };
+	} finally {
+		inFlight.delete(flightKey);
+		release();
+	}
+}
