@@ -74,23 +74,23 @@ export class DedupStore {
 
 	/** Records `id` as accepted at `nowMs` (an id already present keeps its first time). */
 	add(id: string, nowMs: number): void {
-		if (this.entries.has(id)) {
-			if (this.has(id, nowMs)) return;
-			this.entries.delete(id);
-		}
-		this.addAll([[id, nowMs]]);
+		if (this.entries.has(id) && !this.has(id, nowMs)) this.entries.delete(id);
+		if (!this.entries.has(id)) this.addAll([[id, nowMs]]);
 		this.prune(nowMs);
 	}
 
 	/** Adds every id of `other` (keeping the earlier time of an id present in both). */
 	merge(other: DedupStore): void {
-		const pairs: Array<[string, number]> = [];
+		const times = new Map(this.entries);
 		for (const [id, at] of other.entries) {
-			const mine = this.entries.get(id);
-			if (mine === undefined) pairs.push([id, at]);
-			else if (at < mine) this.entries.set(id, at);
+			const mine = times.get(id);
+			if (mine === undefined || at < mine) times.set(id, at);
 		}
-		this.addAll(pairs);
+		// stable sort by time: equal times keep this store's order first
+		const all = [...times].sort((a, b) => a[1] - b[1]);
+		this.entries.clear();
+		for (const [id, at] of all) this.entries.set(id, at);
+		this.trim();
 	}
 
 	/** Drops expired ids and, beyond `maxEntries`, the oldest ones. */
