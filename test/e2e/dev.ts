@@ -79,7 +79,9 @@ async function main() {
 	}
 
 	console.log(`[dev] starting n8n 2.41.1 on port ${n8nPort} (first boot about 15 s) ...`);
-	n8n = await startN8n({ packageRoot: repoRoot, port: n8nPort, userFolder, echoLogs: flag('verbose') });
+	n8n = await startN8n({ packageRoot: repoRoot, port: n8nPort, userFolder, echoLogs: flag('verbose'), failOnPackageError: false });
+	const loadError = n8n.packageLoadError();
+	if (loadError) console.warn(`[dev] WARNING: n8n did not load this package (none of its nodes are available):\n${loadError}`);
 	try {
 		await n8n.login();
 	} catch {

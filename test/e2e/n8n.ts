@@ -48,6 +48,12 @@ export interface StartN8nOptions {
 	nodeBin?: string;
 	/** Milliseconds to wait for the editor to be up; 120 s by default. */
 	readyTimeoutMs?: number;
+	/**
+	 * Throw when n8n logs `Failed to load package "<name>"` for the package (default true). n8n
+	 * 2.41.1 then starts anyway without any of its nodes or credential types, e.g. when one file
+	 * named in the package.json `n8n` section is missing from dist/.
+	 */
+	failOnPackageError?: boolean;
 	/** Also copy n8n's output to this process's stderr (handy for `npm run dev`). */
 	echoLogs?: boolean;
 }
@@ -105,6 +111,8 @@ export interface N8nHandle {
 	pid(): number | undefined;
 	/** Live pids in n8n's process group: the main process, its task runner and their children. */
 	processes(): number[];
+	/** n8n's `Failed to load package` message for the package at the last start, if any. */
+	packageLoadError(): string | undefined;
 	/** Everything the server printed (stdout and stderr, all starts). */
 	logs(): string;
 	/** Resolves when a line of the server's output matches, counting only output from `sinceLength` on. */
@@ -298,8 +306,20 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	// A stray npm_config_* from an `npm run` parent must not reach n8n's own npm calls.
 	for (const key of Object.keys(env)) if (key.startsWith('npm_')) delete env[key];
 
+	const packageName = packageNameOf(opts.packageRoot);
 	let child: ChildProcess | undefined;
 	let output = '';
+	let lastStartAt = 0;
+	const packageLoadError = () => {
+		const line = output
+			.slice(lastStartAt)
+			.split('\n')
+			.find((l) => l.includes(`Failed to load package "${packageName}"`));
+		if (!line) return undefined;
+		const next = output.slice(lastStartAt).split('\n');
+		const i = next.indexOf(line);
+		return [line, next[i + 1] ?? ''].join('\n').trim();
+	};
 	let cookie = '';
 	let login: N8nLogin | undefined;
 	let api: PublicApi | undefined;
@@ -309,6 +329,7 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	const launch = async () => {
 		const started = Date.now();
 		const startLength = output.length;
+		lastStartAt = startLength;
 		const proc = spawn(nodeBin, [n8nMain, 'start'], { env, cwd: userFolder, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
 		child = proc;
 		liveGroups.add(proc.pid!);
@@ -338,6 +359,8 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 			}
 			await sleep(200);
 		}
+		const loadError = packageLoadError();
+		if (loadError && opts.failOnPackageError !== false) throw new Error(`n8n could not load ${packageName}:\n${loadError}`);
 		return Date.now() - started;
 	};
 
@@ -449,6 +472,7 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		userFolder,
 		env,
 		pid: () => child?.pid,
+		packageLoadError,
 		processes: () => (child?.pid === undefined ? [] : groupMembers(child.pid)),
 		logs: () => output,
 		waitForLog: async (pattern, timeoutMs = 30_000, sinceLength = 0) =>
@@ -557,6 +581,7 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		await launch();
 	} catch (e) {
 		await stop();
+		if (ownFolder && !process.env.KEEP_N8N_FOLDER) rmSync(userFolder, { recursive: true, force: true });
 		throw e;
 	}
 	return handle;
