@@ -86,11 +86,11 @@ export async function startReceiver(status: number = 200): Promise<Receiver> {
 }
 
 /** Polls `check` until it returns a truthy value (real time, short). */
-export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 3000): Promise<T> {
+export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 3000): Promise<Exclude<T, false | null | undefined | 0 | ''>> {
 	const until = Date.now() + timeoutMs;
 	for (;;) {
 		const value = await check();
-		if (value) return value;
+		if (value) return value as Exclude<T, false | null | undefined | 0 | ''>;
 		if (Date.now() > until) throw new Error('waitFor timed out');
 		await new Promise((r) => setTimeout(r, 20));
 	}
