@@ -1,0 +1,257 @@
+/**
+ * The Marketplace Polling Trigger in n8n-core's real poll engine (PollContext, PollTriggerExecutor,
+ * static data saved as the CLI saves it) against the sandbox over loopback HTTP.
+ */
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
+import { MarketplacePollingTrigger } from '../../nodes/MarketplacePollingTrigger/MarketplacePollingTrigger.node';
+import { createPollHarness, type PollHarness } from '../engine/harness';
+import { startSandbox, type SandboxHandle } from '../sandbox';
+import type { LoggedRequest } from '../sandbox/requestLog';
+
+const node = new MarketplacePollingTrigger();
+const credentialType = new MarketplaceApi();
+const DAY = 24 * 3600_000;
+
+let sandbox: SandboxHandle;
+beforeAll(async () => {
+	sandbox = await startSandbox();
+});
+afterAll(async () => await sandbox?.close());
+
+interface Order extends IDataObject {
+	id: number;
+	brandId: number;
+	status: string;
+	createdAt: string;
+	updatedAt: string;
+}
+
+function trigger(parameters: INodeParameters, apiKey = sandbox.demoApiKey): PollHarness {
+	return createPollHarness({
+		node,
+		credentialTypes: [credentialType],
+		credentials: { marketplaceApi: { baseUrl: sandbox.baseUrl, apiKey } },
+		parameters,
+	});
+}
+
+/** Runs one poll and returns what it emitted and the requests the sandbox received meanwhile. */
+async function pollWithRequests(
+	harness: PollHarness,
+	mode: 'trigger' | 'manual' = 'trigger',
+): Promise<{ items: INodeExecutionData[]; requests: LoggedRequest[] }> {
+	const before = (await sandbox.control.requests()).at(-1)?.seq ?? 0;
+	const result = await harness.poll(mode);
+	const requests = await sandbox.control.requests(before);
+	return { items: result?.[0] ?? [], requests };
+}
+
+const ids = (items: INodeExecutionData[]) => items.map((i) => i.json.id);
+const changes = (items: INodeExecutionData[]) => items.map((i) => [i.json.id, i.json.change]);
+const queryOf = (request: LoggedRequest) => new URLSearchParams(request.rawQuery);
+
+async function inScopeOrders(): Promise<Order[]> {
+	return (await sandbox.control.state<Order>('orders')).filter((o) => o.brandId <= 5);
+}
+
+describe('Marketplace Polling Trigger (engine + sandbox)', () => {
+	test('first activation does not flood; orders created between polls appear exactly once; one request per poll', async () => {
+		await sandbox.control.generateOrders({ count: 4, brandId: 1 });
+		const poller = trigger({ events: ['created'] });
+
+		const first = await pollWithRequests(poller);
+		expect(first.items).toEqual([]);
+		expect(first.requests).toHaveLength(1);
+		expect(first.requests[0]).toMatchObject({ method: 'GET', path: '/v1/orders', status: 200 });
+		const firstStart = Date.parse(queryOf(first.requests[0]).get('startDate')!);
+		expect(Date.now() - firstStart).toBeGreaterThanOrEqual(10 * 60_000);
+		expect(Date.now() - firstStart).toBeLessThan(11 * 60_000);
+
+		const a = (await sandbox.control.createOrder({ brandId: 2 })).order as Order;
+		const b = (await sandbox.control.createOrder({ brandId: 3, status: 'Packed' })).order as Order;
+		const outOfScope = (await sandbox.control.createOrder({ brandId: 6 })).order as Order;
+
+		const second = await pollWithRequests(poller);
+		expect(ids(second.items)).toEqual([a.id, b.id]);
+		expect(second.items[0].json).toMatchObject({ ...a, change: { kind: 'created', status: 'Created' } });
+		expect(second.items[1].json.change).toEqual({ kind: 'created', status: 'Packed', detectedAt: expect.any(String) });
+		expect(ids(second.items)).not.toContain(outOfScope.id);
+		expect(second.requests).toHaveLength(1);
+		expect(poller.emitted).toHaveLength(1);
+
+		// The next window overlaps the previous one and returns a and b again: nothing twice.
+		const third = await pollWithRequests(poller);
+		expect(third.items).toEqual([]);
+		expect(third.requests).toHaveLength(1);
+		expect(Date.parse(queryOf(third.requests[0]).get('startDate')!)).toBeLessThanOrEqual(Date.parse(a.createdAt));
+		expect(JSON.parse(third.requests[0].body || '{}')).toEqual({});
+
+		const c = (await sandbox.control.createOrder({ brandId: 1 })).order as Order;
+		const fourth = await pollWithRequests(poller);
+		expect(ids(fourth.items)).toEqual([c.id]);
+		expect(poller.emitted).toHaveLength(2);
+	});
+
+	test('brand filter is sent comma-separated and only those brands are reported', async () => {
+		const poller = trigger({ events: ['created'], filters: { brandIds: '2, 4' } });
+		const first = await pollWithRequests(poller);
+		expect(first.requests[0].rawQuery).toMatch(/^brandIds=2,4&startDate=\d{4}-\d\d-\d\dT\d\d%3A\d\d%3A\d\dZ$/);
+		const two = (await sandbox.control.createOrder({ brandId: 2 })).order as Order;
+		await sandbox.control.createOrder({ brandId: 3 });
+		const four = (await sandbox.control.createOrder({ brandId: 4 })).order as Order;
+		expect(ids((await pollWithRequests(poller)).items)).toEqual([two.id, four.id]);
+	});
+
+	test('status changes of older orders: reported once, with the previous status, within the lookback', async () => {
+		const now = Date.now();
+		const all = await inScopeOrders();
+		const old = all.find((o) => o.status === 'Created' && now - Date.parse(o.createdAt) > 3 * DAY && now - Date.parse(o.createdAt) < 6 * DAY)!;
+		const tooOld = all.find((o) => o.status === 'Created' && now - Date.parse(o.createdAt) > 8 * DAY)!;
+		expect(old).toBeDefined();
+		expect(tooOld).toBeDefined();
+
+		const poller = trigger({ events: ['statusChanged'], lookbackDays: 7 });
+		const first = await pollWithRequests(poller);
+		expect(first.items).toEqual([]); // dozens of orders in the lookback, none reported
+		expect(first.requests).toHaveLength(1);
+		const start = Date.parse(queryOf(first.requests[0]).get('startDate')!);
+		expect(Math.abs(now - 7 * DAY - start)).toBeLessThan(60_000);
+
+		await sandbox.control.cancelOrder(old.id);
+		await sandbox.control.cancelOrder(tooOld.id);
+		await sandbox.control.createOrder({ brandId: 1 }); // new, not watched
+		const second = await pollWithRequests(poller);
+		expect(changes(second.items)).toEqual([
+			[old.id, { kind: 'statusChanged', status: 'Cancelled', previousStatus: 'Created', detectedAt: expect.any(String) }],
+		]);
+		expect(second.items[0].json.status).toBe('Cancelled');
+		expect(second.requests).toHaveLength(1);
+
+		expect((await pollWithRequests(poller)).items).toEqual([]);
+
+		await sandbox.control.returnOrder(old.id);
+		const fourth = await pollWithRequests(poller);
+		expect(changes(fourth.items)).toEqual([
+			[old.id, { kind: 'statusChanged', status: 'Returned', previousStatus: 'Cancelled', detectedAt: expect.any(String) }],
+		]);
+	});
+
+	test('the statuses filter reports only changes into those statuses', async () => {
+		const now = Date.now();
+		const candidates = (await inScopeOrders()).filter((o) => o.status === 'Created' && now - Date.parse(o.createdAt) < 6 * DAY);
+		const [x, y] = candidates.slice(-2);
+		const poller = trigger({ events: ['created', 'statusChanged'], filters: { statuses: ['Returned'] } });
+		await poller.poll();
+		await sandbox.control.cancelOrder(x.id);
+		await sandbox.control.createOrder({ brandId: 2 });
+		expect(await poller.poll()).toBeNull();
+		await sandbox.control.returnOrder(y.id);
+		const third = await poller.poll();
+		expect(third![0].map((i) => [i.json.id, i.json.change])).toEqual([
+			[y.id, { kind: 'statusChanged', status: 'Returned', previousStatus: 'Created', detectedAt: expect.any(String) }],
+		]);
+	});
+
+	test('a start date catches up: orders since then are reported once on the first poll', async () => {
+		const since = new Date(Date.now() - DAY).toISOString();
+		const expected = (await inScopeOrders())
+			.filter((o) => Date.parse(o.createdAt) >= Date.parse(since))
+			.sort((p, q) => Date.parse(p.createdAt) - Date.parse(q.createdAt) || p.id - q.id)
+			.map((o) => o.id);
+		expect(expected.length).toBeGreaterThan(5);
+		const poller = trigger({ events: ['created'], options: { startDate: since } });
+		const first = await pollWithRequests(poller);
+		expect(ids(first.items)).toEqual(expected);
+		expect(first.requests).toHaveLength(1);
+		expect(queryOf(first.requests[0]).get('startDate')).toBe(since.replace(/\.\d{3}Z$/, 'Z'));
+		expect((await pollWithRequests(poller)).items).toEqual([]);
+	});
+
+	test('manual run returns the most recent order and leaves the saved state alone', async () => {
+		const poller = trigger({ events: ['created'] });
+		await poller.poll();
+		const savedState = JSON.stringify(poller.staticData);
+		const latest = (await sandbox.control.createOrder({ brandId: 5 })).order as Order;
+
+		const manual = await pollWithRequests(poller, 'manual');
+		expect(manual.items).toHaveLength(1);
+		expect(manual.items[0].json).toEqual({ ...latest, change: { kind: 'created', status: 'Created', detectedAt: expect.any(String) } });
+		expect(manual.requests).toHaveLength(1);
+		expect(JSON.stringify(poller.staticData)).toBe(savedState);
+
+		// The manual run did not consume the order: the active workflow still reports it.
+		expect(ids((await poller.poll())![0])).toEqual([latest.id]);
+
+		const cancelled = await pollWithRequests(trigger({ events: ['created'], filters: { statuses: ['Cancelled'] } }), 'manual');
+		const newestCancelled = (await inScopeOrders())
+			.filter((o) => o.status === 'Cancelled')
+			.sort((p, q) => Date.parse(q.createdAt) - Date.parse(p.createdAt))[0];
+		expect(ids(cancelled.items)).toEqual([newestCancelled.id]);
+	});
+
+	test('a revoked key surfaces as NodeApiError 401, no retry, the state is kept', async () => {
+		const { apiKey } = await sandbox.control.createUser({ permissions: ['orders.read'], brandIds: [1, 2] });
+		const poller = trigger({ events: ['created'] }, apiKey);
+		await poller.poll();
+		const savedState = JSON.stringify(poller.staticData);
+		await sandbox.control.revokeKey(apiKey);
+
+		const before = (await sandbox.control.requests()).at(-1)?.seq ?? 0;
+		const error = await poller.poll().catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(NodeApiError);
+		expect(error).toMatchObject({ httpCode: '401' });
+		expect((error as Error).message).toMatch(/unauthorized/i);
+		expect((error as Error).message).not.toContain(apiKey);
+		expect(await sandbox.control.requests(before)).toHaveLength(1);
+		expect(JSON.stringify(poller.staticData)).toBe(savedState);
+		expect(poller.emitted).toHaveLength(0);
+	});
+
+	test('the first poll (activation) fails on a key without orders.read', async () => {
+		const { apiKey } = await sandbox.control.createUser({ permissions: ['products.read'], brandIds: [1] });
+		const error = await trigger({ events: ['created'] }, apiKey).poll().catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(NodeApiError);
+		expect(error).toMatchObject({ httpCode: '403' });
+	});
+
+	test('injected 500s: retried, then surfaced; the next poll catches up on the orders of the outage', async () => {
+		const poller = trigger({ events: ['created'], requestOptions: { maxAttempts: 2 } });
+		await poller.poll();
+		await sandbox.control.injectFault({ route: 'listOrders', mode: '500', count: 2 });
+		const during = (await sandbox.control.createOrder({ brandId: 3 })).order as Order;
+
+		const before = (await sandbox.control.requests()).at(-1)?.seq ?? 0;
+		const error = await poller.poll().catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(NodeApiError);
+		expect(error).toMatchObject({ httpCode: '500' });
+		const attempts = await sandbox.control.requests(before);
+		expect(attempts.map((r) => r.status)).toEqual([500, 500]);
+
+		const recovered = await pollWithRequests(poller);
+		expect(ids(recovered.items)).toEqual([during.id]);
+		expect(recovered.requests).toHaveLength(1);
+		expect((await poller.poll())).toBeNull();
+	});
+
+	test('invalid parameters fail before any request', async () => {
+		const before = (await sandbox.control.requests()).at(-1)?.seq ?? 0;
+		const error = await trigger({ events: ['created'], filters: { brandIds: 'one' } }).poll().catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(NodeOperationError);
+		expect((error as Error).message).toMatch(/Brand IDs/);
+		expect(await sandbox.control.requests(before)).toHaveLength(0);
+	});
+
+	test('static data stays bounded to the orders of the window', async () => {
+		const poller = trigger({ events: ['created', 'statusChanged'], lookbackDays: 2 });
+		await poller.poll();
+		await sandbox.control.generateOrders({ count: 30, brandId: 1 });
+		const result = await poller.poll();
+		expect(result![0]).toHaveLength(30);
+		const seen = (poller.staticData.orderWatch as { seen: Record<string, [number, ...string[]]> }).seen;
+		const inWindow = (await inScopeOrders()).filter((o) => Date.now() - Date.parse(o.createdAt) < 2 * DAY + 60_000);
+		expect(Object.keys(seen).length).toBe(inWindow.length);
+	});
+});
