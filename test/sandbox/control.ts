@@ -92,6 +92,10 @@ export class SandboxControl {
 		return this.call<EmittedEvent>('POST', '/events', spec);
 	}
 
+	/** runtime settings: timestampSkewSeconds is added to the webhook-timestamp of every delivery attempt */
+	settings(spec: { timestampSkewSeconds?: number } = {}) {
+		return this.call<{ settings: { timestampSkewSeconds: number } }>('POST', '/settings', spec);
+	}
 	clock() {
 		return this.call<{ now: string; offsetSeconds: number }>('GET', '/clock');
 	}

@@ -149,6 +149,12 @@ const CONTROL_ROUTES: [string, RegExp, ControlFn][] = [
 		return ok({ event: emitted.event, deliveryIds: emitted.deliveries.map((d) => d.id) }, 201);
 	}],
 
+	['GET', /^\/_sandbox\/settings$/, (s) => ok({ settings: s.settings })],
+	['POST', /^\/_sandbox\/settings$/, (s, _, body) => {
+		check(body, { timestampSkewSeconds: { type: 'integer' } });
+		if (body.timestampSkewSeconds !== undefined) s.settings.timestampSkewSeconds = body.timestampSkewSeconds as number;
+		return ok({ settings: s.settings });
+	}],
 	['GET', /^\/_sandbox\/clock$/, (s) => ok({ now: s.clock.iso(), offsetSeconds: s.clock.offsetSeconds })],
 	['POST', /^\/_sandbox\/clock\/advance$/, async (s, _, body) => {
 		check(body, { seconds: { type: 'integer', required: true, min: 0 } });

@@ -283,6 +283,15 @@ describe('secret rotation (6.5), test operation, duplicates and tampering', () =
 		expect(listed.map((d: { id: number }) => d.id)).toEqual([failed.body.id, ok.body.id]);
 	});
 
+	test('a timestamp skew setting makes deliveries stale for a real-clock receiver', async () => {
+		const { secret } = await endpoint(['order.created']);
+		await sb.control.settings({ timestampSkewSeconds: -600 });
+		await sb.control.createOrder({ brandId: 1 });
+		const [req] = await waitFor(() => rx.received.length === 1 && rx.received);
+		expect(Math.abs(Number(req.headers['webhook-timestamp']) - (Date.now() / 1000 - 600))).toBeLessThan(3);
+		expect(() => verify(secret, req)).toThrow(/timestamp/i);
+	});
+
 	test('redeliver sends a duplicate with the same webhook-id and body', async () => {
 		const { id } = await endpoint(['order.created']);
 		await sb.control.createOrder({ brandId: 1 });

@@ -180,7 +180,7 @@ export class DeliveryEngine {
 		const target = await checkTarget(endpoint.url, options.allowHttpLoopback);
 		if (!target.ok) return this.finish(delivery, 'Failed', `PrivateAddress: ${target.reason}`);
 
-		const timestamp = Math.floor(Date.now() / 1000);
+		const timestamp = Math.floor(Date.now() / 1000) + this.state.settings.timestampSkewSeconds;
 		const signature = signatureHeader(this.secretsOf(endpoint, at), delivery.event.id, timestamp, delivery.payload);
 		const outcome = await postOnce(endpoint.url, target, this.headers(delivery.event.id, timestamp, signature), delivery.payload, options.deliveryTimeoutMs);
 		const attempt: DeliveryAttempt = {

@@ -18,6 +18,8 @@ export class SandboxState {
 	readonly log = new RequestLog();
 	readonly engine: DeliveryEngine;
 	store: Store;
+	/** runtime settings changed through the control API */
+	settings = { timestampSkewSeconds: 0 };
 	baseUrl = '';
 
 	constructor(readonly options: ResolvedOptions) {
@@ -41,6 +43,7 @@ export class SandboxState {
 		this.idempotency.reset();
 		this.faults.clear();
 		this.log.clear();
+		this.settings = { timestampSkewSeconds: 0 };
 		this.store = seedStore(this.options.seed, this.clock.now());
 	}
 }
