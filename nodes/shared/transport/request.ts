@@ -2,7 +2,7 @@
  * The one transport: every request of every node goes through `apiRequest`.
  * - auth: n8n's `httpRequestWithAuthentication` with the `marketplaceApi` credential (Bearer)
  * - encoding: the route's own query encoder, never n8n's `qs` serialiser
- * - a fresh X-Request-Id per logical request, kept across its retries and named in every error
+ * - a fresh X-Request-Id per attempt (the service logs each attempt as its own request), named in every error
  * - pacing from RateLimit / RateLimit-Policy, shared by every request of the same credential
  * - retries (spec 7.4) with the write's Idempotency-Key kept across them; waits use n8n's `sleep`
  * - errors: both error shapes become NodeApiError; the API key never reaches a message
@@ -128,12 +128,25 @@ function apiError(
 		requestId: problem.requestId ?? null,
 		errors: problem.pointers.map((p) => ({ pointer: p.pointer, detail: p.detail })),
 	};
-	return new NodeApiError(ctx.getNode(), errorObject, {
+	return keepMessage(
+		new NodeApiError(ctx.getNode(), errorObject, {
+			message,
+			description,
+			httpCode: String(problem.status),
+			itemIndex,
+		}),
 		message,
-		description,
-		httpCode: String(problem.status),
-		itemIndex,
-	});
+	);
+}
+
+/**
+ * NodeApiError swaps a message that contains a common error code (ECONNRESET, ETIMEDOUT, ...) or
+ * whose code it knows for its own generic sentence, which would drop the slug, the attempts and
+ * the request id. The message built here is the one shown.
+ */
+function keepMessage(error: NodeApiError, message: string): NodeApiError {
+	error.message = message;
+	return error;
 }
 
 function networkError(
@@ -143,15 +156,19 @@ function networkError(
 	attempts: number,
 	itemIndex: number | undefined,
 ): NodeApiError {
-	return new NodeApiError(
-		ctx.getNode(),
-		{ code, requestId },
-		{
-			message: `network error ${code} after ${attempts} attempt${attempts === 1 ? '' : 's'} (request id ${requestId})`,
-			description:
-				'The service could not be reached or did not answer in time. Writes were retried with the same Idempotency-Key, so none was applied twice.',
-			itemIndex,
-		},
+	const message = `network error ${code} after ${attempts} attempt${attempts === 1 ? '' : 's'} (request id ${requestId})`;
+	return keepMessage(
+		new NodeApiError(
+			ctx.getNode(),
+			{ code, requestId },
+			{
+				message,
+				description:
+					'The service could not be reached or did not answer in time. Writes were retried with the same Idempotency-Key, so none was applied twice.',
+				itemIndex,
+			},
+		),
+		message,
 	);
 }
 
@@ -166,10 +183,8 @@ function unexpectedError(
 	itemIndex: number | undefined,
 ): NodeApiError {
 	const message = error instanceof Error ? error.message : String(error);
-	return new NodeApiError(ctx.getNode(), { message, requestId }, {
-		message: `request failed: ${message} (request id ${requestId})`,
-		itemIndex,
-	});
+	const shown = `request failed: ${message} (request id ${requestId})`;
+	return keepMessage(new NodeApiError(ctx.getNode(), { message, requestId }, { message: shown, itemIndex }), shown);
 }
 
 async function baseUrlOf(ctx: TransportContext): Promise<string> {
@@ -202,8 +217,7 @@ export async function apiRequest<T = unknown>(
 	const listEncoding = 'listEncoding' in route ? route.listEncoding : undefined;
 	const queryString = encodeQuery(request.query ?? {}, listEncoding);
 	const url = `${baseUrl}${fillPath(route.path, request.pathParams ?? {})}${queryString ? `?${queryString}` : ''}`;
-	const requestId = randomUUID();
-	const headers: IDataObject = { 'X-Request-Id': requestId, Accept: 'application/json' };
+	const headers: IDataObject = { Accept: 'application/json' };
 	if (request.idempotencyKey) headers['Idempotency-Key'] = request.idempotencyKey;
 	if (request.body !== undefined) headers['Content-Type'] = 'application/json';
 	const options: IHttpRequestOptions = {
@@ -222,6 +236,9 @@ export async function apiRequest<T = unknown>(
 		const wait = pacer.reserve(Date.now());
 		if (wait > 0) await sleep(wait);
 		const sentAt = Date.now();
+		// Every attempt is its own request for the service (spec 4.1: on a replay, X-Request-Id
+		// describes the repeat), so each gets its own id; the Idempotency-Key ties them together.
+		const requestId = randomUUID();
 
 		let outcome: Outcome;
 		let response:
@@ -231,7 +248,7 @@ export async function apiRequest<T = unknown>(
 			response = (await this.helpers.httpRequestWithAuthentication.call(
 				this,
 				CREDENTIAL_TYPE,
-				{ ...options, headers: { ...headers } },
+				{ ...options, headers: { ...headers, 'X-Request-Id': requestId } },
 			)) as { body: unknown; headers: unknown; statusCode: number };
 		} catch (error) {
 			const code = networkCode(error);

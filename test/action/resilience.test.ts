@@ -1,0 +1,159 @@
+/**
+ * Faults on writes (500, 429, dropped connection, hang; before and after the effect): retried with
+ * the same Idempotency-Key, the effect applied once (read back from the sandbox); what is final is
+ * not retried.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { startReceiver, type Receiver } from '../sandbox/testkit';
+import { Bench, errorOf, expectUniqueRequestIds } from './helpers';
+
+const bench = new Bench({ allowHttpLoopback: true });
+let receiver: Receiver;
+beforeAll(async () => {
+	await bench.start();
+	receiver = await startReceiver(204);
+});
+afterAll(async () => {
+	await receiver.close();
+	await bench.close();
+});
+afterEach(async () => await bench.control.clearFaults());
+
+const sameKey = (sent: { idempotencyKey?: string }[]) => {
+	expect(sent[0].idempotencyKey).toEqual(expect.any(String));
+	expect(new Set(sent.map((s) => s.idempotencyKey))).toEqual(new Set([sent[0].idempotencyKey]));
+};
+
+async function newOrder(): Promise<number> {
+	return (await bench.control.createOrder({ brandId: 1 })).order.id;
+}
+const statusOf = async (id: number) => (await bench.control.state<IDataObject>('orders', id)).status;
+
+const createEndpoint = (description: string, requestOptions: IDataObject = {}) => ({
+	resource: 'webhookEndpoint',
+	operation: 'create',
+	url: receiver.url,
+	eventTypes: ['order.created'],
+	description,
+	requestOptions,
+});
+const endpointsNamed = async (description: string) =>
+	(await bench.control.endpoints()).filter((e) => e.description === description);
+
+describe.each([
+	['500', 'before'],
+	['429', 'before'],
+	['drop', 'before'],
+	['drop', 'after'],
+] as const)('fault %s %s the effect', (mode, when) => {
+	test('webhook create: retried with the same key, one endpoint created', async () => {
+		await bench.control.injectFault({ route: 'createWebhookEndpoint', mode, when, count: 1 });
+		const description = `create-${mode}-${when}`;
+		const r = await bench.run(createEndpoint(description));
+		expect(r.error).toBeUndefined();
+		expect(r.sent).toHaveLength(2);
+		sameKey(r.sent);
+		expectUniqueRequestIds(r.sent);
+		expect(r.sent[0].status ?? 'dropped').toBe(mode === 'drop' ? 'dropped' : Number(mode));
+		expect(r.sent[1]).toMatchObject({ status: 201, replayed: when === 'after' });
+		const stored = await endpointsNamed(description);
+		expect(stored).toHaveLength(1);
+		expect(r.items.map((i) => i.json.id)).toEqual([stored[0].id]);
+		expect(r.items[0].json.secret).toBe(stored[0].secret);
+	});
+
+	test('mark packed: retried with the same key, the order packed once and reported as packed', async () => {
+		const id = await newOrder();
+		await bench.control.injectFault({ route: 'markOrdersPacked', mode, when, count: 1 });
+		const r = await bench.run({ resource: 'fulfillment', operation: 'markPacked', orderIds: String(id) });
+		expect(r.error).toBeUndefined();
+		expect(r.sent).toHaveLength(2);
+		sameKey(r.sent);
+		expect(r.items.map((i) => [i.json.orderId, i.json.success, i.json.status])).toEqual([[id, true, 'Packed']]);
+		expect(await statusOf(id)).toBe('Packed');
+	});
+});
+
+describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
+	// The service releases the key after a 5xx (spec 4.1), so the retry executes again. Marking
+	// packed is idempotent by nature: the order changes once, and the retry's per-item answer (409,
+	// it is Packed already) is reported as the service gave it, never turned into a success.
+	test('mark packed: retried with the same key, the order changed exactly once', async () => {
+		const id = await newOrder();
+		await bench.control.injectFault({ route: 'markOrdersPacked', mode, when: 'after', count: 1 });
+		const r = await bench.run({ resource: 'fulfillment', operation: 'markPacked', orderIds: String(id) });
+		expect(r.error).toBeUndefined();
+		expect(r.sent.map((s) => s.status)).toEqual([Number(mode), 200]);
+		sameKey(r.sent);
+		expectUniqueRequestIds(r.sent);
+		const order = await bench.control.state<IDataObject>('orders', id);
+		expect(order.status).toBe('Packed');
+		expect(r.items).toHaveLength(1);
+		expect(r.items[0].json).toMatchObject({ orderId: id, success: false, error: { type: expect.stringMatching(/\/conflict$/) } });
+	});
+});
+
+test('500 twice before the effect: three attempts, one key, the connection made', async () => {
+	await bench.control.injectFault({ route: 'connectSaleChannel', mode: '500', when: 'before', count: 2 });
+	const r = await bench.run({ resource: 'saleChannel', operation: 'connect', brandId: '4', saleChannelName: 'Amazon' });
+	expect(r.error).toBeUndefined();
+	expect(r.sent.map((s) => s.status)).toEqual([500, 500, 201]);
+	sameKey(r.sent);
+	expectUniqueRequestIds(r.sent);
+	expect((await bench.control.state<IDataObject>('connections')).filter((c) => c.brandId === 4)).toHaveLength(1);
+});
+
+test.each(['before', 'after'] as const)('hang %s the effect, longer than the Timeout: the retry waits out idempotency-in-progress and gets the one result', async (when) => {
+	const id = await newOrder();
+	await bench.control.injectFault({ route: 'markOrdersPacked', mode: 'hang', when, count: 1, hangMs: 1200 });
+	const r = await bench.run({
+		resource: 'fulfillment',
+		operation: 'markPacked',
+		orderIds: String(id),
+		requestOptions: { timeout: 300 },
+	});
+	expect(r.error).toBeUndefined();
+	sameKey(r.sent);
+	expect(r.sent.length).toBeGreaterThanOrEqual(2);
+	expect(r.sent.at(-1)).toMatchObject({ status: 200 });
+	expect(r.items.map((i) => [i.json.orderId, i.json.success])).toEqual([[id, true]]);
+	expect(await statusOf(id)).toBe('Packed');
+});
+
+test('network errors past Max Attempts: a clear error naming the attempts, nothing applied', async () => {
+	const id = await newOrder();
+	await bench.control.injectFault({ route: 'markOrdersPacked', mode: 'drop', when: 'before', count: 5 });
+	const r = await bench.run({
+		resource: 'fulfillment',
+		operation: 'markPacked',
+		orderIds: String(id),
+		requestOptions: { maxAttempts: 2 },
+	});
+	const error = errorOf(r);
+	expect(r.sent).toHaveLength(2);
+	sameKey(r.sent);
+	expect(error.message).toMatch(/^network error [A-Z_]+ after 2 attempts \(request id \S+\)$/);
+	expect(await statusOf(id)).toBe('Created');
+});
+
+test('422 idempotency-key-reused: a user key reused with a different body is a clear error, not retried', async () => {
+	const parameters = (description: string) => ({ ...createEndpoint(description), options: { idempotencyKey: 'fixed-key-1' } });
+	const first = await bench.run(parameters('reuse-a'));
+	expect(first.error).toBeUndefined();
+	const r = await bench.run(parameters('reuse-b'));
+	const error = errorOf(r);
+	expect(r.sent).toHaveLength(1);
+	expect(r.sent[0]).toMatchObject({ status: 422, idempotencyKey: 'fixed-key-1' });
+	expect(error.httpCode).toBe('422');
+	expect(error.message).toMatch(/^idempotency-key-reused \(422\): .+ \(request id \S+\)$/);
+	expect(error.description).toMatch(/Use a new key/);
+	expect(await endpointsNamed('reuse-b')).toHaveLength(0);
+	expect(await endpointsNamed('reuse-a')).toHaveLength(1);
+});
+
+test('a 4xx answer is final: one request', async () => {
+	const r = await bench.run({ resource: 'webhookEndpoint', operation: 'get', endpointId: '424242' });
+	expect(r.sent).toHaveLength(1);
+	expect(errorOf(r).httpCode).toBe('404');
+});
