@@ -3,6 +3,7 @@
  * `httpCode` and the error object `{ status, type (slug), requestId, errors: [{ pointer, detail }] }`,
  * or `{ code, requestId }` for a network error. Branches on status and slug only (spec 7.1).
  */
+import type { JsonObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
 export interface ApiFailure {
@@ -42,4 +43,14 @@ export function isTransient(failure: ApiFailure): boolean {
 	if (failure.status === undefined) return failure.networkCode !== undefined;
 	if (failure.status === 429 || failure.status >= 500) return true;
 	return failure.status === 409 && failure.slug === 'idempotency-in-progress';
+}
+
+/**
+ * The error object to build a new NodeApiError with a message of our own. (Passing the thrown
+ * NodeApiError itself would hand back the original unchanged: n8n's NodeApiError constructor
+ * returns an error it is given as is.)
+ */
+export function errorObjectOf(error: unknown): JsonObject {
+	if (error instanceof NodeApiError && error.errorResponse) return { ...(error.errorResponse as JsonObject) };
+	return { message: error instanceof Error ? error.message : String(error) };
 }

@@ -7,8 +7,8 @@ import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { readAll } from '../shared/transport/pagination';
-import { apiRequest, newIdempotencyKey } from '../shared/transport/request';
-import { readFailure } from './apiFailure';
+import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
+import { errorObjectOf, readFailure } from './apiFailure';
 import { normaliseEventTypes, sameEventTypes } from './events';
 import {
 	clearRecord,
@@ -23,6 +23,15 @@ import {
 export const MAX_ENDPOINTS = 10;
 
 export const DEFAULT_ENDPOINT_DESCRIPTION = 'n8n Marketplace Trigger';
+
+/**
+ * Lifecycle requests retry a little (spec 7.4) but not for long: n8n itself retries a failing
+ * checkExists/create up to 5 times and a failing delete 3 times.
+ */
+export const LIFECYCLE_TRANSPORT: TransportSettings = {
+	timeoutMs: 15_000,
+	retry: { maxAttempts: 3, baseDelayMs: 500, maxDelayMs: 5_000 },
+};
 
 interface RemoteEndpoint {
 	id: number;
@@ -79,7 +88,11 @@ function toRemote(record: IDataObject): RemoteEndpoint | undefined {
 }
 
 async function listEndpoints(ctx: IHookFunctions): Promise<RemoteEndpoint[]> {
-	const records = await readAll.call(ctx, { route: 'listWebhookEndpoints', returnAll: true });
+	const records = await readAll.call(ctx, {
+		route: 'listWebhookEndpoints',
+		returnAll: true,
+		settings: LIFECYCLE_TRANSPORT,
+	});
 	return records.map(toRemote).filter((e): e is RemoteEndpoint => e !== undefined);
 }
 
@@ -97,7 +110,7 @@ async function rotateSecret(ctx: IHookFunctions, endpointId: number): Promise<st
 		route: 'rotateWebhookEndpointSecret',
 		pathParams: { id: endpointId },
 		idempotencyKey: newIdempotencyKey(),
-	});
+	}, LIFECYCLE_TRANSPORT);
 	const secret = secretOf(body);
 	if (!secret) {
 		throw new NodeOperationError(ctx.getNode(), `Rotating the secret of webhook endpoint ${endpointId} returned no secret`);
@@ -152,7 +165,7 @@ export async function checkEndpointExists(this: IHookFunctions): Promise<boolean
 			pathParams: { id: endpoint.id },
 			body: patch,
 			idempotencyKey: newIdempotencyKey(),
-		});
+		}, LIFECYCLE_TRANSPORT);
 	}
 
 	const now = Date.now();
@@ -191,7 +204,7 @@ async function explainCreateRefusal(
 	if (failure.status === 401 || failure.status === 403) return undefined;
 	const urlProblem = failure.pointers.find((p) => p.pointer === '/url');
 	if (failure.status === 400 && urlProblem) {
-		return new NodeApiError(ctx.getNode(), error as JsonObject, {
+		return new NodeApiError(ctx.getNode(), errorObjectOf(error), {
 			message: `The service refused this node's webhook URL ${url}: ${urlProblem.detail || 'not acceptable'}`,
 			description:
 				'The Marketplace service only delivers to public https addresses. n8n builds this URL from its ' +
@@ -210,7 +223,7 @@ async function explainCreateRefusal(
 		return undefined;
 	}
 	if (endpoints.length < MAX_ENDPOINTS) return undefined;
-	return new NodeApiError(ctx.getNode(), error as JsonObject, {
+	return new NodeApiError(ctx.getNode(), errorObjectOf(error), {
 		message: `You already own ${endpoints.length} webhook endpoints, the most the Marketplace service allows (${MAX_ENDPOINTS})`,
 		description:
 			'Free one, then activate this workflow again: delete an endpoint you no longer use with the Marketplace ' +
@@ -231,7 +244,7 @@ export async function createEndpoint(this: IHookFunctions): Promise<boolean> {
 			route: 'createWebhookEndpoint',
 			body,
 			idempotencyKey: newIdempotencyKey(),
-		});
+		}, LIFECYCLE_TRANSPORT);
 	} catch (error) {
 		const explained = await explainCreateRefusal(this, error, url);
 		throw explained ?? new NodeApiError(this.getNode(), error as JsonObject);
@@ -267,13 +280,14 @@ export async function deleteEndpoint(this: IHookFunctions): Promise<boolean> {
 				route: 'deleteWebhookEndpoint',
 				pathParams: { id },
 				idempotencyKey: newIdempotencyKey(),
-			});
+			}, LIFECYCLE_TRANSPORT);
 		} catch (error) {
 			if (readFailure(error).status === 404) {
 				this.logger.info(`Webhook endpoint ${id} was already gone`);
 				continue;
 			}
-			throw new NodeApiError(this.getNode(), error as JsonObject, {
+			throw new NodeApiError(this.getNode(), errorObjectOf(error), {
+				httpCode: readFailure(error).status === undefined ? undefined : String(readFailure(error).status),
 				message: `Could not delete webhook endpoint ${id} (${url}): ${readFailure(error).message}`,
 			});
 		}

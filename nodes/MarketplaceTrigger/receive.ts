@@ -64,6 +64,15 @@ type RawRequest = ReturnType<IWebhookFunctions['getRequestObject']> & {
 	readRawBody?: () => Promise<void>;
 };
 
+/**
+ * The URL this request arrived on, which the static data is keyed by. getNodeWebhookUrl is always
+ * the production URL in webhook(); getWebhookResourceUrl (n8n 2.x) is the test URL on a test run.
+ */
+function servedUrl(ctx: IWebhookFunctions): string {
+	const served = typeof ctx.getWebhookResourceUrl === 'function' ? ctx.getWebhookResourceUrl('default') : undefined;
+	return served ?? ctx.getNodeWebhookUrl('default') ?? '';
+}
+
 function reply(ctx: IWebhookFunctions, status: number, body: IDataObject): IWebhookResponseData {
 	ctx.getResponseObject().status(status).json(body);
 	return { noWebhookResponse: true };
@@ -119,7 +128,7 @@ async function readCurrentState(
 
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const request = this.getRequestObject() as RawRequest;
-	const url = this.getNodeWebhookUrl('default') ?? '';
+	const url = servedUrl(this);
 	const data = this.getWorkflowStaticData('node');
 	const record = getRecord(data, url);
 

@@ -1,0 +1,101 @@
+/**
+ * Shared set-up of the Marketplace Trigger engine tests: the node in n8n-core's engine (harness)
+ * against the sandbox over real HTTP. Each test gets its own sandbox user, so endpoint counts
+ * and event scopes never mix between tests.
+ */
+import type { IDataObject, INodeParameters } from 'n8n-workflow';
+
+import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
+import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
+import { createTriggerHarness, type TriggerHarness } from '../engine/harness';
+import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbox';
+
+export type { TriggerHarness };
+
+export class TriggerBench {
+	sandbox!: SandboxHandle;
+	private harnesses: TriggerHarness[] = [];
+	private brand = 0;
+
+	constructor(private readonly options: SandboxOptions = { allowHttpLoopback: true }) {}
+
+	get control() {
+		return this.sandbox.control;
+	}
+
+	async start(): Promise<void> {
+		this.sandbox = await startSandbox(this.options);
+	}
+
+	async close(): Promise<void> {
+		await this.closeHarnesses();
+		await this.sandbox.close();
+	}
+
+	async closeHarnesses(): Promise<void> {
+		const open = this.harnesses.splice(0);
+		await Promise.all(open.map(async (h) => await h.close()));
+	}
+
+	/**
+	 * A fresh user with every permission and one in-scope brand of its own (1..5, cycling), so
+	 * events of one test reach only that test's endpoints as long as tests clean up.
+	 */
+	async user(brandIds?: number[]): Promise<{ userId: number; apiKey: string; brandId: number }> {
+		const brandId = (this.brand++ % 5) + 1;
+		const { userId, apiKey } = await this.control.createUser({ brandIds: brandIds ?? [brandId] });
+		return { userId, apiKey, brandId: (brandIds ?? [brandId])[0] };
+	}
+
+	async trigger(
+		apiKey: string,
+		parameters: INodeParameters = {},
+		extra: { workflowStaticData?: IDataObject } = {},
+	): Promise<TriggerHarness> {
+		const harness = await createTriggerHarness({
+			node: new MarketplaceTrigger(),
+			credentialTypes: [new MarketplaceApi()],
+			credentials: { marketplaceApi: { baseUrl: this.sandbox.baseUrl, apiKey } },
+			parameters: { eventTypes: ['order.created'], options: {}, ...parameters },
+			...extra,
+		});
+		this.harnesses.push(harness);
+		return harness;
+	}
+
+	/** The user's endpoints as the sandbox holds them (secrets included). */
+	async endpointsOf(userId: number) {
+		return (await this.control.endpoints()).filter((e) => e.ownerUserId === userId);
+	}
+
+	/** Requests the sandbox received with this API key, after `since` (a request log seq). */
+	async requestsOf(apiKey: string, since = 0) {
+		return (await this.control.requests(since)).filter((r) => r.headers.authorization === `Bearer ${apiKey}`);
+	}
+
+	async lastSeq(): Promise<number> {
+		return (await this.control.requests()).at(-1)?.seq ?? 0;
+	}
+}
+
+/** The endpoint record the trigger keeps for `url` in its static data. */
+export function recordOf(harness: TriggerHarness, url: string): IDataObject | undefined {
+	return (harness.staticData.endpoints as IDataObject | undefined)?.[url] as IDataObject | undefined;
+}
+
+/** Polls until `check` returns a truthy value (real time), or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 5000): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = await check();
+		if (value) return value;
+		if (Date.now() > deadline) throw new Error('condition not met in time');
+		await new Promise((r) => setTimeout(r, 25));
+	}
+}
+
+/** Lets in-flight deliveries and runs settle, then returns how many runs the harness saw. */
+export async function settledRuns(harness: TriggerHarness, ms = 300): Promise<number> {
+	await new Promise((r) => setTimeout(r, ms));
+	return harness.runs.length;
+}

@@ -1,0 +1,231 @@
+/**
+ * webhookMethods of the Marketplace Trigger in n8n-core's HookContext, against the sandbox over
+ * HTTP: create, checkExists (find by URL, bring in line, re-enable, obtain a secret), delete, the
+ * test URL beside the production URL, and the service's refusals as clear messages.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { TriggerBench, recordOf, settledRuns } from './helpers';
+
+const bench = new TriggerBench();
+beforeAll(async () => await bench.start());
+afterAll(async () => await bench.close());
+afterEach(async () => await bench.closeHarnesses());
+
+const DAY = 86_400;
+
+test('activation creates the endpoint with an Idempotency-Key and keeps id and secret; deactivation deletes it', async () => {
+	const { userId, apiKey, brandId } = await bench.user();
+	const t = await bench.trigger(apiKey, { eventTypes: ['order.created', 'order.cancelled'], description: 'orders to Slack' });
+	const since = await bench.lastSeq();
+
+	expect(await t.checkExists()).toBe(false);
+	await t.create();
+
+	const [endpoint, ...others] = await bench.endpointsOf(userId);
+	expect(others).toHaveLength(0);
+	expect(endpoint).toMatchObject({
+		url: t.webhookUrl,
+		description: 'orders to Slack',
+		eventTypes: ['order.created', 'order.cancelled'],
+		status: 'Enabled',
+	});
+	expect(recordOf(t, t.webhookUrl)).toMatchObject({ endpointId: endpoint.id, secret: endpoint.secret, origin: 'created' });
+	const create = (await bench.requestsOf(apiKey, since)).find((r) => r.route === 'createWebhookEndpoint')!;
+	expect(create.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
+	expect(JSON.parse(create.body)).toEqual({
+		url: t.webhookUrl,
+		description: 'orders to Slack',
+		eventTypes: ['order.created', 'order.cancelled'],
+	});
+
+	// the endpoint is live: an order event starts one run
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+
+	// deactivation
+	expect(await t.delete()).toBe(true);
+	expect(await bench.endpointsOf(userId)).toEqual([]);
+	expect(recordOf(t, t.webhookUrl)).toBeUndefined();
+	// deleting again finds nothing to delete and still succeeds
+	expect(await t.delete()).toBe(true);
+});
+
+test('a second activation with static data lost finds the endpoint by URL instead of creating another, and rotates for a secret', async () => {
+	const { userId, apiKey, brandId } = await bench.user();
+	const t = await bench.trigger(apiKey);
+	await t.activate();
+	const [before] = await bench.endpointsOf(userId);
+
+	t.staticData = {};
+	const since = await bench.lastSeq();
+	expect(await t.checkExists()).toBe(true);
+	await t.activate(); // what n8n does: checkExists true -> no create
+
+	const after = await bench.endpointsOf(userId);
+	expect(after).toHaveLength(1);
+	expect(after[0].id).toBe(before.id);
+	const routes = (await bench.requestsOf(apiKey, since)).map((r) => r.route);
+	expect(routes).not.toContain('createWebhookEndpoint');
+	expect(routes).not.toContain('deleteWebhookEndpoint');
+	expect(routes.filter((r) => r === 'rotateWebhookEndpointSecret')).toHaveLength(1);
+	expect(recordOf(t, t.webhookUrl)).toMatchObject({ endpointId: before.id, secret: after[0].secret, origin: 'adopted' });
+	expect(after[0].secret).not.toBe(before.secret);
+
+	// deliveries verify with the secret obtained by rotation
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+	expect(t.responses.map((r) => r.status)).toEqual([200]);
+});
+
+test('checkExists never trusts the stored id alone: a stored id whose endpoint is gone means create again', async () => {
+	const { userId, apiKey } = await bench.user();
+	const t = await bench.trigger(apiKey);
+	await t.activate();
+	const [endpoint] = await bench.endpointsOf(userId);
+	// deleted behind the trigger's back (e.g. with the Marketplace node)
+	await fetch(`${bench.sandbox.baseUrl}/v1/webhook-endpoints/${endpoint.id}`, {
+		method: 'DELETE',
+		headers: { authorization: `Bearer ${apiKey}` },
+	});
+	expect(await t.checkExists()).toBe(false);
+	expect(recordOf(t, t.webhookUrl)).toBeUndefined();
+	await t.create();
+	const [fresh] = await bench.endpointsOf(userId);
+	expect(fresh.id).not.toBe(endpoint.id);
+	expect(recordOf(t, t.webhookUrl)).toMatchObject({ endpointId: fresh.id, secret: fresh.secret });
+});
+
+test('changed event types and description are brought in line on activation', async () => {
+	const { userId, apiKey } = await bench.user();
+	const t = await bench.trigger(apiKey, { eventTypes: ['order.created'] });
+	await t.activate();
+	t.node.parameters.eventTypes = ['order.returned', 'brand_health.band_entered'];
+	t.node.parameters.description = 'returns and health';
+	const since = await bench.lastSeq();
+	expect(await t.checkExists()).toBe(true);
+	const [endpoint] = await bench.endpointsOf(userId);
+	expect(endpoint.eventTypes.sort()).toEqual(['brand_health.band_entered', 'order.returned']);
+	expect(endpoint.description).toBe('returns and health');
+	const patch = (await bench.requestsOf(apiKey, since)).find((r) => r.route === 'updateWebhookEndpoint')!;
+	expect(patch.headers['idempotency-key']).toBeDefined();
+	// nothing else changed, so no rotation: the stored secret is kept
+	expect(recordOf(t, t.webhookUrl)?.secret).toBe(endpoint.secret);
+});
+
+test('an endpoint the service Disabled (FailingDeliveries) is re-enabled, with a notice that missed events are not resent', async () => {
+	const { userId, apiKey, brandId } = await bench.user();
+	const t = await bench.trigger(apiKey);
+	await t.activate();
+	const [endpoint] = await bench.endpointsOf(userId);
+
+	// make its deliveries fail for more than 5 days (virtual clock) so the service disables it
+	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/unreachable');
+	await bench.control.advanceClock(5 * DAY + 60);
+	await bench.control.createOrder({ brandId });
+	await bench.control.advanceClock(2 * DAY);
+	const [disabled] = await bench.endpointsOf(userId);
+	expect(disabled).toMatchObject({ status: 'Disabled', disabledReason: 'FailingDeliveries' });
+	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
+
+	expect(await t.checkExists()).toBe(true);
+	const [enabled, ...none] = await bench.endpointsOf(userId);
+	expect(none).toHaveLength(0);
+	expect(enabled).toMatchObject({ id: endpoint.id, status: 'Enabled', disabledReason: null });
+	const notice = recordOf(t, t.webhookUrl)?.missedEvents as IDataObject;
+	expect(notice).toMatchObject({ disabledReason: 'FailingDeliveries' });
+	expect(notice.message).toMatch(/not resend/);
+
+	// the next event carries the notice once
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+	expect(t.runs[0][0][0].json.notice).toMatchObject({ disabledReason: 'FailingDeliveries' });
+	expect(recordOf(t, t.webhookUrl)?.missedEvents).toBeUndefined();
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(2);
+	expect(t.runs[1][0][0].json.notice).toBeUndefined();
+});
+
+test('test URL and production URL each get their own endpoint and record, and clean up only their own', async () => {
+	const { userId, apiKey, brandId } = await bench.user();
+	const t = await bench.trigger(apiKey);
+	await t.activate(); // production
+	await t.activate('manual'); // "listen for test event"
+	const endpoints = await bench.endpointsOf(userId);
+	expect(endpoints.map((e) => e.url).sort()).toEqual([t.testWebhookUrl, t.webhookUrl].sort());
+	const prod = endpoints.find((e) => e.url === t.webhookUrl)!;
+	const test = endpoints.find((e) => e.url === t.testWebhookUrl)!;
+	expect(recordOf(t, t.webhookUrl)).toMatchObject({ endpointId: prod.id, secret: prod.secret });
+	expect(recordOf(t, t.testWebhookUrl)).toMatchObject({ endpointId: test.id, secret: test.secret });
+
+	// one event reaches both URLs; each verifies with its own secret
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(2);
+	expect(t.requests.map((r) => r.mode).sort()).toEqual(['manual', 'webhook']);
+	expect(t.responses.map((r) => r.status)).toEqual([200, 200]);
+
+	await t.delete('manual');
+	expect((await bench.endpointsOf(userId)).map((e) => e.id)).toEqual([prod.id]);
+	expect(recordOf(t, t.testWebhookUrl)).toBeUndefined();
+	expect(recordOf(t, t.webhookUrl)).toBeDefined();
+	await t.delete();
+	expect(await bench.endpointsOf(userId)).toEqual([]);
+});
+
+test('a failing delete is reported, not swallowed, and keeps the record for the next try', async () => {
+	const { userId, apiKey } = await bench.user();
+	const t = await bench.trigger(apiKey);
+	await t.activate();
+	await bench.control.injectFault({ route: 'deleteWebhookEndpoint', mode: '500', count: 3 });
+	await expect(t.delete()).rejects.toThrow(/Could not delete webhook endpoint \d+/);
+	expect(await bench.endpointsOf(userId)).toHaveLength(1);
+	expect(recordOf(t, t.webhookUrl)).toBeDefined();
+	await bench.control.clearFaults();
+	expect(await t.delete()).toBe(true);
+	expect(await bench.endpointsOf(userId)).toEqual([]);
+});
+
+test('the 10-endpoint limit gives a message that says how to free one', async () => {
+	const { userId, apiKey } = await bench.user();
+	for (let i = 0; i < 10; i++) {
+		const res = await fetch(`${bench.sandbox.baseUrl}/v1/webhook-endpoints`, {
+			method: 'POST',
+			headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+			body: JSON.stringify({ url: `http://127.0.0.1:9/other-${i}`, description: `other ${i}`, eventTypes: ['order.created'] }),
+		});
+		expect(res.status).toBe(201);
+	}
+	const t = await bench.trigger(apiKey);
+	expect(await t.checkExists()).toBe(false);
+	const error = await t.create().then(
+		() => undefined,
+		(e: Error & { description?: string }) => e,
+	);
+	expect(error?.message).toMatch(/already own 10 webhook endpoints.*\(10\)/);
+	expect(error?.description).toMatch(/Webhook Endpoint > Delete/);
+	expect(error?.description).toMatch(/deactivate another workflow/);
+	expect(error?.description).toContain('http://127.0.0.1:9/other-0');
+	expect(await bench.endpointsOf(userId)).toHaveLength(10);
+	expect(await settledRuns(t, 0)).toBe(0);
+});
+
+describe('without loopback delivery (the service as it is)', () => {
+	const strict = new TriggerBench({});
+	beforeAll(async () => await strict.start());
+	afterAll(async () => await strict.close());
+
+	test('a webhook URL that is not public https is refused with a WEBHOOK_URL / N8N_WEBHOOK_URL message', async () => {
+		const { userId, apiKey } = await strict.user();
+		const t = await strict.trigger(apiKey);
+		expect(t.webhookUrl).toMatch(/^http:\/\/127\.0\.0\.1/);
+		const error = await t.activate().then(
+			() => undefined,
+			(e: Error & { description?: string; httpCode?: string }) => e,
+		);
+		expect(error?.message).toMatch(/refused this node's webhook URL http:\/\/127\.0\.0\.1.*https/);
+		expect(error?.description).toMatch(/N8N_WEBHOOK_URL/);
+		expect(error?.description).toMatch(/WEBHOOK_URL/);
+		expect(error?.httpCode).toBe('400');
+		expect(await strict.endpointsOf(userId)).toEqual([]);
+	});
+});
