@@ -128,7 +128,13 @@ export async function execute(
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
 	const continueOnFail = this.continueOnFail();
-	const settings = readSettings(this);
+	let settings: Settings;
+	try {
+		settings = readSettings(this);
+	} catch (error) {
+		// The options are read from the first item; a bad one fails the node before anything is sent.
+		throw toNodeError(this, error, 0);
+	}
 
 	// 1. Check every item before anything is sent.
 	const idsByItem: Array<number[] | undefined> = [];
