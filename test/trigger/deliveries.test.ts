@@ -1,0 +1,273 @@
+/**
+ * webhook() of the Marketplace Trigger in n8n-core's WebhookContext behind real HTTP, with
+ * deliveries made and signed by the sandbox (standardwebhooks library): one run per event,
+ * none for duplicates, forgeries, stale or unsubscribed deliveries; rotation overlap; the
+ * current-state read with and without a transient failure.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
+import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
+import { TriggerBench, eventually, recordOf, settledRuns, type TriggerHarness } from './helpers';
+
+const bench = new TriggerBench();
+beforeAll(async () => await bench.start());
+afterAll(async () => await bench.close());
+afterEach(async () => {
+	await bench.control.clearFaults();
+	await bench.closeHarnesses();
+});
+
+async function activeTrigger(parameters: IDataObject = {}) {
+	const user = await bench.user();
+	const t = await bench.trigger(user.apiKey, parameters);
+	await t.activate();
+	const [endpoint] = await bench.endpointsOf(user.userId);
+	return { ...user, t, endpoint };
+}
+
+/** A delivery signed by hand with the given secrets (for what the sandbox cannot produce). */
+async function deliverSigned(t: TriggerHarness, secrets: string[], event: IDataObject, timestamp = Math.floor(Date.now() / 1000)) {
+	const body = JSON.stringify(event);
+	const signature = secrets
+		.map((s) => signWebhook(String(event.id), timestamp, Buffer.from(body), parseSecret(s)))
+		.join(' ');
+	return await t.deliver(body, {
+		'content-type': 'application/json',
+		'webhook-id': String(event.id),
+		'webhook-timestamp': String(timestamp),
+		'webhook-signature': signature,
+	});
+}
+
+const orderEvent = (id: string, orderId = 1) => ({
+	id,
+	type: 'order.created',
+	createdAt: new Date().toISOString(),
+	data: { brandId: 1, orderId },
+});
+
+test('each event starts exactly one run with id, type, createdAt and data; a redelivery (same webhook-id) gets 2xx and no run', async () => {
+	const { t, brandId, endpoint } = await activeTrigger({ eventTypes: ['order.created', 'order.cancelled'] });
+	const created = await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+	const cancelled = await bench.control.cancelOrder(created.order.id as number);
+	await t.waitForRuns(2);
+	expect(t.runs.map((r) => r[0].map((i) => i.json))).toEqual([
+		[{ ...created.event }],
+		[{ ...cancelled.event }],
+	]);
+	expect(t.runs[0][0][0].json).toEqual({
+		id: created.event.id,
+		type: 'order.created',
+		createdAt: created.event.createdAt,
+		data: { brandId, orderId: created.order.id },
+	});
+
+	const deliveries = await bench.control.deliveries(endpoint.id);
+	const first = deliveries.find((d) => d.eventId === created.event.id)!;
+	const again = await bench.control.redeliver(first.id);
+	expect(again.responseStatusCode).toBe(200);
+	expect(await settledRuns(t)).toBe(2);
+	expect(t.responses.at(-1)?.body).toMatchObject({ received: true, ignored: 'duplicate' });
+});
+
+test('tampered body, signature or id and stale or future timestamps get 401 and start nothing', async () => {
+	const { t, endpoint } = await activeTrigger();
+	const results = [
+		await bench.control.send(endpoint.id, { tamper: 'body' }),
+		await bench.control.send(endpoint.id, { tamper: 'signature' }),
+		await bench.control.send(endpoint.id, { tamper: 'id' }),
+		await bench.control.send(endpoint.id, { timestampOffsetSeconds: -301 }),
+		await bench.control.send(endpoint.id, { timestampOffsetSeconds: 301 }),
+	];
+	expect(results.map((r) => r.statusCode)).toEqual([401, 401, 401, 401, 401]);
+	expect(t.responses.map((r) => (r.body as IDataObject).reason)).toEqual([
+		'signature-mismatch',
+		'signature-mismatch',
+		'signature-mismatch',
+		'timestamp-too-old',
+		'timestamp-too-new',
+	]);
+	expect(await settledRuns(t)).toBe(0);
+	// control: the same send untampered, within the tolerance, starts a run
+	expect((await bench.control.send(endpoint.id, { timestampOffsetSeconds: -290 })).statusCode).toBe(200);
+	await t.waitForRuns(1);
+	// a trigger holding no secret (static data lost, not re-activated) accepts nothing
+	t.staticData = {};
+	expect((await bench.control.send(endpoint.id, {})).statusCode).toBe(401);
+	expect(t.runs).toHaveLength(1);
+});
+
+test('the raw body bytes are verified, not a re-serialised body', async () => {
+	const { t } = await activeTrigger();
+	const secret = String(recordOf(t, t.webhookUrl)!.secret);
+	// same JSON value, unusual spacing and key order: a re-serialising receiver would fail it
+	const body = '{ "type":"order.created",  "id":"evt_raw_1", "createdAt":"2026-01-01T00:00:00.000Z", "data":{"orderId":5,"brandId":1} }';
+	const ts = Math.floor(Date.now() / 1000);
+	const res = await t.deliver(body, {
+		'content-type': 'application/json',
+		'webhook-id': 'evt_raw_1',
+		'webhook-timestamp': String(ts),
+		'webhook-signature': `v2,abc ${signWebhook('evt_raw_1', ts, Buffer.from(body), parseSecret(secret))}`,
+	});
+	expect(res.status).toBe(200);
+	await t.waitForRuns(1);
+	expect(t.runs[0][0][0].json).toMatchObject({ id: 'evt_raw_1', data: { orderId: 5, brandId: 1 } });
+});
+
+test('event types not chosen and types unknown to us get 2xx and start nothing', async () => {
+	const { t, endpoint } = await activeTrigger({ eventTypes: ['order.created'] });
+	const cancelled = await bench.control.emitEvent({ type: 'order.cancelled', data: { brandId: 1, orderId: 1 }, endpointIds: [endpoint.id] });
+	const unknown = await bench.control.emitEvent({ type: 'order.shipped', data: { brandId: 1, orderId: 1 }, endpointIds: [endpoint.id] });
+	await eventually(async () => {
+		const ds = await bench.control.deliveries(endpoint.id);
+		return [cancelled.deliveryIds[0], unknown.deliveryIds[0]].every((id) => ds.find((d) => d.id === id)?.status === 'Delivered');
+	});
+	expect(t.responses.map((r) => [r.status, (r.body as IDataObject).ignored])).toEqual([
+		[200, 'event-type-not-subscribed'],
+		[200, 'event-type-not-subscribed'],
+	]);
+	expect(await settledRuns(t)).toBe(0);
+});
+
+test('webhook.test: verified and answered 2xx; starts a run only with "Emit Test Events"', async () => {
+	const { t, endpoint, apiKey } = await activeTrigger();
+	const test = async () =>
+		(await (
+			await fetch(`${bench.sandbox.baseUrl}/v1/webhook-endpoints/${endpoint.id}/test`, {
+				method: 'POST',
+				headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': crypto.randomUUID() },
+			})
+		).json()) as IDataObject;
+	expect(await test()).toMatchObject({ eventType: 'webhook.test', responseStatusCode: 200 });
+	expect(t.responses.at(-1)?.body).toMatchObject({ ignored: 'test-event' });
+	expect(await settledRuns(t)).toBe(0);
+
+	t.node.parameters.options = { emitTestEvents: true };
+	expect(await test()).toMatchObject({ responseStatusCode: 200 });
+	await t.waitForRuns(1);
+	expect(t.runs[0][0][0].json).toMatchObject({ type: 'webhook.test', data: { webhookEndpointId: endpoint.id } });
+});
+
+test('accepted ids survive a restart (static data); concurrent copies of one event start one run', async () => {
+	const { t, brandId, endpoint } = await activeTrigger({ options: { fetchCurrentState: true } });
+	const created = await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+	const delivery = (await bench.control.deliveries(endpoint.id)).find((d) => d.eventId === created.event.id)!;
+
+	// "restart": process memory gone, static data kept -> still a duplicate
+	forgetProcessMemory();
+	expect((await bench.control.redeliver(delivery.id)).responseStatusCode).toBe(200);
+	expect(await settledRuns(t)).toBe(1);
+
+	// control: memory and the stored ids both lost -> the same delivery runs again
+	forgetProcessMemory();
+	const kept = { ...t.staticData };
+	delete kept.seen;
+	t.staticData = kept;
+	expect((await bench.control.redeliver(delivery.id)).responseStatusCode).toBe(200);
+	await t.waitForRuns(2);
+
+	// concurrent copies of one new event while the first is still reading the order
+	const secret = String(recordOf(t, t.webhookUrl)!.secret);
+	await bench.control.injectFault({ route: 'getOrder', mode: 'hang', hangMs: 400, count: 1 });
+	const event = orderEvent('evt_concurrent_1', created.order.id as number);
+	const answers = await Promise.all([deliverSigned(t, [secret], event), deliverSigned(t, [secret], event), deliverSigned(t, [secret], event)]);
+	expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+	expect(await settledRuns(t)).toBe(3);
+	expect(answers.filter((a) => (a.body as IDataObject).ignored === 'duplicate')).toHaveLength(2);
+});
+
+test('rotation overlap: after a rotation it made, the trigger accepts the previous secret for 24 hours, then only the new one', async () => {
+	const { t, brandId, userId } = await activeTrigger();
+	const oldSecret = String(recordOf(t, t.webhookUrl)!.secret);
+	t.node.parameters.options = { rotateSecretOnActivation: true };
+	await t.activate();
+	const [endpoint] = await bench.endpointsOf(userId);
+	const record = recordOf(t, t.webhookUrl)!;
+	expect(record.secret).toBe(endpoint.secret);
+	expect(record.secret).not.toBe(oldSecret);
+	expect(record.previousSecret).toBe(oldSecret);
+	expect(Number(record.previousSecretUntil) - Date.now()).toBeGreaterThan(23.9 * 3_600_000);
+	expect(endpoint.previousSecret).toBe(oldSecret);
+
+	// the sandbox now signs with both secrets
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+	const signature = String(t.requests.at(-1)!.headers['webhook-signature']);
+	expect(signature.split(' ')).toHaveLength(2);
+
+	// each secret alone is accepted during the overlap
+	expect((await deliverSigned(t, [oldSecret], orderEvent('evt_old_only'))).status).toBe(200);
+	expect((await deliverSigned(t, [String(record.secret)], orderEvent('evt_new_only'))).status).toBe(200);
+	await t.waitForRuns(3);
+
+	// after the overlap the previous secret is refused, the new one still works
+	t.staticData = {
+		...t.staticData,
+		endpoints: { [t.webhookUrl]: { ...record, previousSecretUntil: Date.now() - 1 } },
+	};
+	expect((await deliverSigned(t, [oldSecret], orderEvent('evt_old_late'))).status).toBe(401);
+	expect((await deliverSigned(t, [String(record.secret)], orderEvent('evt_new_late'))).status).toBe(200);
+	await bench.control.advanceClock(24 * 3600 + 60);
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(5);
+	expect(String(t.requests.at(-1)!.headers['webhook-signature']).split(' ')).toHaveLength(1);
+});
+
+describe('Fetch Current State', () => {
+	test('order and brand health events carry the current record beside the event', async () => {
+		const { t, brandId } = await activeTrigger({
+			eventTypes: ['order.created', 'brand_health.band_entered', 'brand_health.band_exited'],
+			options: { fetchCurrentState: true },
+		});
+		const created = await bench.control.createOrder({ brandId });
+		await t.waitForRuns(1);
+		const order = await bench.control.state('orders', created.order.id as number);
+		expect(t.runs[0][0][0].json).toMatchObject({ id: created.event.id, current: order });
+
+		let band = await bench.control.setBand(brandId, { dimension: 'DeliveryPerformance', band: 'Critical' });
+		if (band.events.length === 0) band = await bench.control.setBand(brandId, { dimension: 'DeliveryPerformance', band: 'Excellent' });
+		expect(band.events.length).toBeGreaterThan(0);
+		await t.waitForRuns(1 + band.events.length);
+		const health = t.runs.slice(1).map((r) => r[0][0].json);
+		for (const item of health) {
+			expect(String(item.type)).toMatch(/^brand_health\./);
+			expect(item.current).toBeDefined();
+			expect(item.currentError).toBeUndefined();
+		}
+	});
+
+	test('a transient failure answers 503 without recording the id; the service retry then runs exactly once', async () => {
+		const { t, brandId, endpoint } = await activeTrigger({ options: { fetchCurrentState: true } });
+		await bench.control.injectFault({ route: 'getOrder', mode: '500', count: 2 });
+		const created = await bench.control.createOrder({ brandId });
+		const failed = await eventually(async () => {
+			const d = (await bench.control.deliveries(endpoint.id)).find((x) => x.eventId === created.event.id);
+			return d && d.attempts === 1 ? d : undefined;
+		});
+		expect(failed).toMatchObject({ status: 'Pending', responseStatusCode: 503 });
+		expect(t.responses.at(-1)?.body).toMatchObject({ error: 'current-state-unavailable', status: 500 });
+		expect(await settledRuns(t)).toBe(0);
+
+		await bench.control.advanceClock(60);
+		await t.waitForRuns(1);
+		const done = (await bench.control.deliveries(endpoint.id)).find((x) => x.eventId === created.event.id)!;
+		expect(done).toMatchObject({ status: 'Delivered', attempts: 2, responseStatusCode: 200 });
+		expect(t.runs[0][0][0].json).toMatchObject({ id: created.event.id, current: { id: created.order.id } });
+
+		await bench.control.advanceClock(3 * 3600);
+		expect(await settledRuns(t)).toBe(1);
+	});
+
+	test('a permanent failure (404) emits the event with the error noted', async () => {
+		const { t, endpoint } = await activeTrigger({ options: { fetchCurrentState: true, includeHeaders: true } });
+		await bench.control.emitEvent({ type: 'order.created', data: { brandId: 1, orderId: 987_654 }, endpointIds: [endpoint.id] });
+		await t.waitForRuns(1);
+		const item = t.runs[0][0][0].json;
+		expect(item.current).toBeUndefined();
+		expect(item.currentError).toMatchObject({ route: 'getOrder', status: 404, type: 'not-found' });
+		expect(item.headers).toMatchObject({ 'webhook-id': item.id });
+	});
+});
