@@ -140,8 +140,9 @@ export function readRateLimit(
  *
  * `t` is whole seconds, so it may announce the reset up to a second late. When a response shows
  * that its request opened a fresh window (r = q - 1), the window's end is known more precisely:
- * the window started no earlier than that request was sent, so it ends at send time + w. That
- * estimate is used when it agrees with `t`.
+ * the window started no later than the moment given as `sentAtMs`, so it ends by that moment + w.
+ * The transport passes the time the answer arrived (a safe upper bound; the send time is a lower
+ * bound and pacing from it sends early under load). That estimate is used when it agrees with `t`.
  */
 export class Pacer {
 	private remaining: number | undefined;
@@ -171,7 +172,8 @@ export class Pacer {
 	}
 
 	/**
-	 * Records what a response said about the window. `sentAtMs` is when its request was sent.
+	 * Records what a response said about the window. `sentAtMs` is the latest moment the service
+	 * can have counted the request (the transport passes the arrival time of the answer).
 	 */
 	observe(reading: RateLimitReading | undefined, nowMs: number, sentAtMs?: number): void {
 		if (!reading) return;

@@ -235,7 +235,6 @@ export async function apiRequest<T = unknown>(
 	for (let attempt = 1; ; attempt++) {
 		const wait = pacer.reserve(Date.now());
 		if (wait > 0) await sleep(wait);
-		const sentAt = Date.now();
 		// Every attempt is its own request for the service (spec 4.1: on a replay, X-Request-Id
 		// describes the repeat), so each gets its own id; the Idempotency-Key ties them together.
 		const requestId = randomUUID();
@@ -261,10 +260,14 @@ export async function apiRequest<T = unknown>(
 		}
 
 		const responseHeaders = lowerCaseHeaders(response.headers);
+		// The window a request opened began when the service counted it: after it was sent, before
+		// the answer arrived. Only the arrival is a safe bound (the send time is too early by the
+		// transit and any delay before the request left, so pacing from it met 429s under load).
+		const receivedAt = Date.now();
 		pacer.observe(
 			readRateLimit(responseHeaders.ratelimit, responseHeaders['ratelimit-policy']),
-			Date.now(),
-			sentAt,
+			receivedAt,
+			receivedAt,
 		);
 		const status = response.statusCode;
 		const answeredId = responseHeaders['x-request-id'] ?? requestId;
