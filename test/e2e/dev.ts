@@ -19,6 +19,9 @@ const workflowsDir = join(__dirname, 'workflows');
 /** The credential the example workflows in test/e2e/workflows reference. */
 export const DEMO_CREDENTIAL = { id: 'mktSandboxDemo01', name: 'Marketplace sandbox (demo key)', type: 'marketplaceApi' } as const;
 
+/** Example workflow of story (a), "order arrives -> read it" (test/e2e/workflows/order-arrives.json). */
+export const ORDER_ARRIVES_WORKFLOW = { id: 'mktOrderArrives1', webhookId: '3d7c1a52-8e4b-4f0a-9c61-5a2e7b9d0a11' } as const;
+
 interface SandboxHandle {
 	baseUrl: string;
 	demoApiKey: string;
@@ -51,6 +54,7 @@ async function startSandbox(port: number): Promise<SandboxHandle> {
 }
 
 async function main() {
+	const startedAt = Date.now();
 	const n8nPortWanted = Number(arg('port') ?? 5678);
 	const sandboxPort = Number(arg('sandbox-port') ?? 4010);
 	const userFolder = join(repoRoot, 'tmp', 'dev-n8n');
@@ -97,21 +101,46 @@ async function main() {
 		await n8n.importWorkflows(workflowsDir);
 		console.log(`[dev] imported the example workflows from ${workflowsDir}`);
 	}
+	let activated = false;
+	if (sandbox && hasWorkflows) {
+		// The sandbox starts empty each time, while n8n keeps the workflow active in its database and
+		// calls no webhook method on start: deactivate (its delete finds nothing) and activate again,
+		// so the trigger registers its endpoint with this sandbox.
+		try {
+			const api = await n8n.publicApi();
+			const current = await api.getWorkflow(ORDER_ARRIVES_WORKFLOW.id);
+			if (current.active) await api.deactivateWorkflow(ORDER_ARRIVES_WORKFLOW.id);
+			await api.activateWorkflow(ORDER_ARRIVES_WORKFLOW.id);
+			await n8n.waitForActivation(ORDER_ARRIVES_WORKFLOW.id, 30_000);
+			activated = true;
+		} catch (e) {
+			console.warn(`[dev] could not activate "order arrives -> read it" (${ORDER_ARRIVES_WORKFLOW.id}): ${(e as Error).message.slice(0, 500)}`);
+		}
+	}
 
 	console.log('');
 	console.log(`  n8n editor:  ${n8n.baseUrl}/`);
 	console.log(`  login:       owner@example.com / Marketplace-Dev-1`);
 	if (sandbox) {
 		console.log(`  sandbox:     ${sandbox.baseUrl}  (credential "${DEMO_CREDENTIAL.name}" holds its demo key)`);
-		console.log('  events:      activate a workflow with the Marketplace Trigger, then make the sandbox emit one, e.g.');
+		if (activated) {
+			console.log(`  active:      "Marketplace: order arrives -> read it" (${n8n.baseUrl}/workflow/${ORDER_ARRIVES_WORKFLOW.id})`);
+			console.log('  events:      make the sandbox emit an order.created event (a new order), then see Executions:');
+		} else {
+			console.log('  events:      activate a workflow with the Marketplace Trigger, then make the sandbox emit one, e.g.');
+		}
 		console.log(`               curl -X POST ${sandbox.baseUrl}/_sandbox/orders -H 'content-type: application/json' -d '{"brandId":1}'`);
-		console.log(`               (an order.created event; control API: ${sandbox.baseUrl}/_sandbox/..., see test/sandbox/README.md)`);
+		console.log(`               brand health: curl -X POST ${sandbox.baseUrl}/_sandbox/brand-health/2/band -H 'content-type: application/json' -d '{"dimension":"DeliveryPerformance","band":"Critical"}'`);
+		console.log(`               (control API: ${sandbox.baseUrl}/_sandbox/..., see test/sandbox/README.md)`);
 	}
 	console.log(`  data:        ${userFolder} (--fresh to start over)`);
 	console.log('  Ctrl-C stops n8n and the sandbox.');
+	console.log(`[dev] ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
 }
 
-main().catch(async (e) => {
-	console.error('[dev] failed:', e);
-	process.exit(1);
-});
+if (require.main === module) {
+	main().catch(async (e) => {
+		console.error('[dev] failed:', e);
+		process.exit(1);
+	});
+}

@@ -1,0 +1,58 @@
+/**
+ * Small helpers of the end-to-end suite: waiting, reading executions, timing steps.
+ */
+import type { ExecutionSummary, PublicApi } from './n8n';
+
+export const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
+
+/** Polls `fn` until it returns something other than undefined. */
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 200): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	let lastError: unknown;
+	while (Date.now() < deadline) {
+		try {
+			const v = await fn();
+			if (v !== undefined) return v;
+		} catch (e) {
+			lastError = e;
+		}
+		await sleep(everyMs);
+	}
+	throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+}
+
+/** The JSON of the items a node output in an execution (first run, first output). */
+export function nodeOutput(execution: { data?: any }, nodeName: string, outputIndex = 0): any[] {
+	const runs = execution.data?.resultData?.runData?.[nodeName];
+	if (!Array.isArray(runs) || runs.length === 0) return [];
+	const items = runs[0]?.data?.main?.[outputIndex] ?? [];
+	return (items as Array<{ json: unknown }>).map((i) => i.json);
+}
+
+/** Every finished execution of a workflow, with data, oldest first. */
+export async function executionsOf(api: PublicApi, workflowId: string): Promise<ExecutionSummary[]> {
+	const list = await api.listExecutions({ workflowId, includeData: true });
+	return list.filter((e) => e.stoppedAt).sort((a, b) => Number(a.id) - Number(b.id));
+}
+
+/** Step timings printed at the end of the suite. */
+export class Timings {
+	private readonly steps: Array<[string, number]> = [];
+
+	async time<T>(label: string, fn: () => Promise<T>): Promise<T> {
+		const t = Date.now();
+		try {
+			return await fn();
+		} finally {
+			this.steps.push([label, Date.now() - t]);
+		}
+	}
+
+	add(label: string, ms: number): void {
+		this.steps.push([label, ms]);
+	}
+
+	report(): string {
+		return this.steps.map(([label, ms]) => `  ${(ms / 1000).toFixed(2).padStart(7)} s  ${label}`).join('\n');
+	}
+}

@@ -1,0 +1,486 @@
+/**
+ * End-to-end: this package loaded into a real n8n 2.41.1 server (test/e2e/n8n.ts) against the
+ * sandbox service (test/sandbox) on loopback. One n8n server for the whole file (plus one restart
+ * and one `n8n execute` CLI run); the example workflows of test/e2e/workflows are imported with
+ * n8n's own CLI, exactly as `npm run dev` does.
+ *
+ *   .ci/with-node24 npm run build && .ci/with-node24 npx jest -c test/e2e/jest.config.js
+ *
+ * The polling trigger is activated early and checked late, so its one-minute poll overlaps the
+ * other tests instead of adding a minute of waiting.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+import { startSandbox, type SandboxHandle } from '../sandbox';
+import type { LoggedRequest } from '../sandbox/requestLog';
+import { DEMO_CREDENTIAL, ORDER_ARRIVES_WORKFLOW } from './dev';
+import { executionsOf, nodeOutput, sleep, Timings, waitFor } from './kit';
+import { startN8n, type ExecutionSummary, type N8nHandle, type PublicApi } from './n8n';
+
+const repoRoot = resolve(__dirname, '..', '..');
+const PKG = 'n8n-nodes-marketplace-management';
+const TYPES = {
+	action: `${PKG}.marketplace`,
+	trigger: `${PKG}.marketplaceTrigger`,
+	polling: `${PKG}.marketplacePollingTrigger`,
+};
+const CRED_REF = { marketplaceApi: { id: DEMO_CREDENTIAL.id, name: DEMO_CREDENTIAL.name } };
+
+const WF = {
+	orderArrives: ORDER_ARRIVES_WORKFLOW.id,
+	eveningPack: 'mktEveningPack01',
+	brandHealth: 'mktBrandHealth01',
+	products: 'e2eProductsAll01',
+	badKey: 'e2eBadKeyOrder01',
+	polling: 'e2ePollingOrders',
+};
+const BRAND_HEALTH_WEBHOOK_ID = '9a4e6c20-2f1b-4d8e-b7a3-6c0d5e8f1b22';
+
+const BAD_KEY = 'mk_unknown_key_e2e_0001';
+const timings = new Timings();
+const suiteStarted = Date.now();
+let sandbox: SandboxHandle;
+let n8n: N8nHandle;
+let api: PublicApi;
+
+const requestsOf = async (route: string, sinceSeq = 0): Promise<LoggedRequest[]> =>
+	(await sandbox.control.requests(sinceSeq)).filter((r) => r.route === route);
+const lastSeq = async (): Promise<number> => {
+	const all = await sandbox.control.requests();
+	return all.length ? all[all.length - 1].seq : 0;
+};
+const webhookUrl = (webhookId: string) => `${n8n.baseUrl}/webhook/${webhookId}/webhook`;
+const endpointsAt = async (webhookId: string) => (await sandbox.control.endpoints()).filter((e) => e.url === webhookUrl(webhookId));
+const webhookExecutions = async (workflowId: string) => (await executionsOf(api, workflowId)).filter((e) => e.mode === 'webhook');
+
+function manualWorkflow(id: string, name: string, node: Record<string, unknown>) {
+	return {
+		id,
+		name,
+		nodes: [
+			{ id: `${id}-start`, name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+			{ id: `${id}-node`, typeVersion: 1, position: [260, 0], credentials: CRED_REF, ...node },
+		],
+		connections: { Start: { main: [[{ node: node.name, type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+beforeAll(async () => {
+	sandbox = await timings.time('sandbox start', () => startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true }));
+	n8n = await timings.time('n8n first boot (to editor line + readiness)', () => startN8n({ packageRoot: repoRoot }));
+	await timings.time('owner setup + login', async () => {
+		await n8n.setupOwner();
+		await n8n.login();
+	});
+	await timings.time('CLI import:credentials (demo key)', () =>
+		n8n.importCredential({ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } }),
+	);
+	await timings.time('CLI import:workflow (test/e2e/workflows)', () => n8n.importWorkflows(join(__dirname, 'workflows')));
+	api = await n8n.publicApi();
+	await timings.time('REST create the suite\'s own workflows', async () => {
+		await n8n.createWorkflow(
+			manualWorkflow(WF.products, 'e2e: all products', {
+				name: 'All Products',
+				type: TYPES.action,
+				parameters: { resource: 'product', operation: 'getAll', returnAll: true },
+			}),
+		);
+		const badCredential = { name: 'Marketplace (unknown key)', type: 'marketplaceApi' };
+		const badId = await n8n.createCredential({ ...badCredential, data: { baseUrl: sandbox.baseUrl, apiKey: BAD_KEY } });
+		await n8n.createWorkflow(
+			manualWorkflow(WF.badKey, 'e2e: order read with an unknown key', {
+				name: 'Get Order',
+				type: TYPES.action,
+				parameters: { resource: 'order', operation: 'get', orderId: '1001' },
+				credentials: { marketplaceApi: { id: badId, name: badCredential.name } },
+			}),
+		);
+	});
+}, 240_000);
+
+afterAll(async () => {
+	if (n8n) {
+		// The server's log, as evidence (and for a failure).
+		mkdirSync(join(repoRoot, 'tmp'), { recursive: true });
+		writeFileSync(join(repoRoot, 'tmp', 'e2e-n8n.log'), n8n.logs());
+	}
+	await n8n?.stop();
+	await sandbox?.close();
+	timings.add('whole file (beforeAll to afterAll)', Date.now() - suiteStarted);
+	console.log(`[e2e] timings:\n${timings.report()}`);
+});
+
+describe('the package in n8n 2.41.1', () => {
+	test('loads without errors or warnings about it; three node types and the credential type exist', async () => {
+		expect(n8n.packageLoadError()).toBeUndefined();
+		const logLines = n8n.logs().split('\n');
+		const aboutUs = logLines.filter((l) => /marketplace/i.test(l) && /error|warn|fail|deprecat/i.test(l));
+		expect(aboutUs).toEqual([]);
+
+		// What the editor loads: /types/nodes.json names the types `<package>.<nodeName>`.
+		const served = (await (await n8n.fetch('/types/nodes.json')).json()) as Array<{ name: string; displayName: string }>;
+		const ours = served.filter((t) => t.name.startsWith(`${PKG}.`));
+		// usableAsTool: n8n also derives `marketplaceTool` (the action node as an AI agent tool).
+		expect(ours.map((t) => t.name).sort()).toEqual([...Object.values(TYPES), `${PKG}.marketplaceTool`].sort());
+		expect(ours.filter((t) => t.name !== `${PKG}.marketplaceTool`).map((t) => t.displayName).sort()).toEqual([
+			'Marketplace',
+			'Marketplace Polling Trigger',
+			'Marketplace Trigger',
+		]);
+		const described = await n8n.rest<Array<{ name: string }>>('POST', '/node-types', {
+			nodeInfos: Object.values(TYPES).map((name) => ({ name, version: 1 })),
+		});
+		expect(described).toHaveLength(3);
+
+		const credentialTypes = (await (await n8n.fetch('/types/credentials.json')).json()) as Array<{ name: string }>;
+		expect(credentialTypes.map((c) => c.name)).toContain('marketplaceApi');
+	});
+
+	test('credential test (POST /rest/credentials/test): passes with the demo key, fails with a bad one', async () => {
+		const since = await lastSeq();
+		const test = async (apiKey: string) =>
+			await n8n.rest<{ status: string; message: string }>('POST', '/credentials/test', {
+				credentials: { ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey } },
+			});
+		const good = await test(sandbox.demoApiKey);
+		expect(good.status).toBe('OK');
+		const bad = await test('mk_not_a_real_key');
+		expect(bad.status).toBe('Error');
+		expect(bad.message).not.toContain('mk_not_a_real_key');
+		console.log(`[e2e] credential test answers: good ${JSON.stringify(good)}; bad ${JSON.stringify(bad)}`);
+
+		// A request that fails authentication is logged without a route name: match the path.
+		const seen = (await sandbox.control.requests(since)).filter((r) => r.path === '/v1/webhook-endpoints');
+		expect(seen[0]).toMatchObject({ method: 'GET', status: 200, headers: { authorization: `Bearer ${sandbox.demoApiKey}` } });
+		const refused = seen.slice(1);
+		// n8n 2.41.1 sends a request that met 401 once more (its re-authentication retry, for every
+		// credential type): one or two refused requests, all with the bad key.
+		expect(refused.length).toBeGreaterThanOrEqual(1);
+		expect(refused.every((r) => r.status === 401 && r.headers.authorization === 'Bearer mk_not_a_real_key')).toBe(true);
+		console.log(`[e2e] credential test with a bad key: ${refused.length} request(s) answered 401`);
+	});
+});
+
+/** State of the polling test, shared by its two halves (activated early, checked late). */
+const polling = { activatedAt: 0, activationSeq: 0, ordersAfterActivation: [] as number[], staticDataAfterActivation: undefined as unknown };
+
+describe('Marketplace Polling Trigger, part 1', () => {
+	test('activates (its first poll runs at activation and starts from now: no execution for older orders)', async () => {
+		// n8n's "every minute" fires at a random second; a 6-field cron with one fixed second about
+		// 12 s from now (allowed: not sub-minute) makes the first scheduled poll come soon.
+		const second = Math.floor((Date.now() + 12_000) / 1000) % 60;
+		await n8n.createWorkflow({
+			id: WF.polling,
+			name: 'e2e: polling trigger, new orders',
+			nodes: [
+				{
+					id: `${WF.polling}-poll`,
+					name: 'New Orders',
+					type: TYPES.polling,
+					typeVersion: 1,
+					position: [0, 0],
+					credentials: CRED_REF,
+					parameters: { events: ['created'], pollTimes: { item: [{ mode: 'custom', cronExpression: `${second} * * * * *` }] } },
+				},
+			],
+			connections: {},
+			settings: { executionOrder: 'v1' },
+		});
+		polling.activationSeq = await lastSeq();
+		await timings.time('polling trigger: activate + publication', async () => {
+			await api.activateWorkflow(WF.polling);
+			await n8n.waitForActivation(WF.polling);
+		});
+		polling.activatedAt = Date.now();
+		// The activation poll read the order list once, from "now" (minus the overlap).
+		const activationPolls = await waitFor('the activation poll', async () => {
+			const polls = await requestsOf('listOrders', polling.activationSeq);
+			return polls.length > 0 ? polls : undefined;
+		});
+		expect(activationPolls).toHaveLength(1);
+		const startDate = new URLSearchParams(activationPolls[0].rawQuery).get('startDate') ?? '';
+		expect(startDate).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+		// from now minus the default overlap of 10 minutes
+		expect(Math.abs(Date.now() - 10 * 60_000 - Date.parse(startDate))).toBeLessThan(30_000);
+		polling.staticDataAfterActivation = (await n8n.rest<any>('GET', `/workflows/${WF.polling}`)).staticData ?? null;
+
+		for (const brandId of [4, 5]) polling.ordersAfterActivation.push((await sandbox.control.createOrder({ brandId })).order.id);
+		expect(await executionsOf(api, WF.polling)).toEqual([]);
+	});
+});
+
+describe('action workflows, headless', () => {
+	test('`n8n execute` (CLI): product Return All walks every page with limit 100: ceil(N/100) requests', async () => {
+		const inScope = (await sandbox.control.state<{ brandId: number }>('products')).filter((p) => p.brandId <= 5).length;
+		const since = await lastSeq();
+		const run = await timings.time('CLI n8n execute (products Return All)', () => n8n.runWorkflowCli(WF.products));
+		expect(run.code).toBe(0);
+		const items = nodeOutput(run.output as any, 'All Products');
+		expect(items).toHaveLength(inScope);
+		expect(new Set(items.map((p) => p.id)).size).toBe(inScope);
+
+		const pages = await requestsOf('listProducts', since);
+		expect(pages).toHaveLength(Math.ceil(inScope / 100));
+		expect(pages.map((r) => r.rawQuery)).toEqual(pages.map((_, i) => `page=${i + 1}&limit=100`));
+	});
+
+	test('an unknown key: the node fails with 401 unauthorized (key not echoed); what n8n sends', async () => {
+		const since = await lastSeq();
+		const ex = await n8n.runWorkflow(WF.badKey);
+		expect(ex.status).toBe('error');
+		const error = ex.data?.resultData?.error;
+		const text = JSON.stringify(error);
+		expect(text).toMatch(/unauthorized|401/i);
+		expect(text).not.toContain(BAD_KEY);
+		const sent = (await sandbox.control.requests(since)).filter((r) => r.path === '/v1/orders/1001');
+		expect(sent.length).toBeGreaterThanOrEqual(1);
+		expect(sent.every((r) => r.status === 401 && r.headers.authorization === `Bearer ${BAD_KEY}`)).toBe(true);
+		console.log(`[e2e] one order read with an unknown key: ${sent.length} request(s) answered 401; n8n error message: ${String(error?.message).slice(0, 200)}`);
+	});
+
+	test('story (b) via REST run: today\'s Created orders read, marked packed in one batch, reported', async () => {
+		// A few orders of today besides the seed's.
+		for (const brandId of [1, 2, 3]) await sandbox.control.createOrder({ brandId });
+		const before = await sandbox.control.state<{ id: number; brandId: number; status: string; createdAt: string }>('orders');
+		const since = await lastSeq();
+
+		const ex = await timings.time('REST run: evening pack and report', () => n8n.runWorkflow(WF.eveningPack));
+		expect(ex.status).toBe('success');
+
+		const reads = (await requestsOf('listOrders', since)).filter((r) => r.rawQuery.includes('statuses=Created'));
+		expect(reads).toHaveLength(1);
+		const query = new URLSearchParams(reads[0].rawQuery);
+		expect([...query.keys()].sort()).toEqual(['startDate', 'statuses']);
+		const startDate = Date.parse(query.get('startDate')!);
+		// Start of today in the workflow's timezone: within the last 24 hours, at or before now.
+		expect(Date.now() - startDate).toBeGreaterThanOrEqual(0);
+		expect(Date.now() - startDate).toBeLessThan(24 * 3600 * 1000);
+		// The demo key's brand scope is brands 1-5 (test/sandbox/README.md).
+		const expected = before
+			.filter((o) => o.status === 'Created' && o.brandId <= 5 && Date.parse(o.createdAt) >= startDate)
+			.map((o) => o.id);
+		expect(expected.length).toBeGreaterThanOrEqual(3);
+
+		const batches = await requestsOf('markOrdersPacked', since);
+		expect(batches).toHaveLength(Math.ceil(expected.length / 100));
+		expect((JSON.parse(batches[0].body) as { orderIds: number[] }).orderIds.sort()).toEqual([...expected].sort());
+		expect(batches[0].headers['idempotency-key']).toBeTruthy();
+
+		const packed = nodeOutput(ex, 'Mark Packed');
+		expect(packed.map((r) => [r.orderId, r.success, r.status])).toEqual(expected.map((id) => [id, true, 'Packed']));
+		const [report] = nodeOutput(ex, 'Packing Report');
+		expect(report).toMatchObject({ ordersFound: expected.length, packed: expected.length, failed: 0 });
+		expect(report.report).toMatch(new RegExp(`${expected.length} of ${expected.length} Created order\\(s\\) marked packed, 0 failed`));
+
+		const after = await sandbox.control.state<{ id: number; status: string }>('orders');
+		for (const id of expected) expect(after.find((o) => o.id === id)?.status).toBe('Packed');
+	});
+});
+
+describe('Marketplace Trigger in a real n8n', () => {
+	let endpointId: number;
+	let firstDeliveryId: number;
+	let firstEventId: string;
+
+	test('activation registers one endpoint at the sandbox for n8n\'s production webhook URL', async () => {
+		await timings.time('webhook trigger: activate + publication', async () => {
+			await api.activateWorkflow(WF.orderArrives);
+			await n8n.waitForActivation(WF.orderArrives);
+		});
+		const endpoints = await endpointsAt(ORDER_ARRIVES_WORKFLOW.webhookId);
+		expect(endpoints).toHaveLength(1);
+		expect(endpoints[0]).toMatchObject({ status: 'Enabled', eventTypes: ['order.created'], ownerUserId: 1 });
+		endpointId = endpoints[0].id;
+	});
+
+	test('story (a): one sandbox event -> exactly one execution carrying the event and the order read', async () => {
+		const t = Date.now();
+		const { order, event, deliveryIds } = await sandbox.control.createOrder({ brandId: 1 });
+		expect(deliveryIds).toHaveLength(1);
+		firstDeliveryId = deliveryIds[0];
+		firstEventId = event.id;
+		const [ex] = await waitFor('the execution of the order event', async () => {
+			const list = await webhookExecutions(WF.orderArrives);
+			return list.length > 0 ? list : undefined;
+		});
+		timings.add('webhook: event emitted -> execution finished and listed', Date.now() - t);
+		expect(ex.status).toBe('success');
+		expect(nodeOutput(ex, 'Order Created')).toEqual([
+			{ id: event.id, type: 'order.created', createdAt: event.createdAt, data: { brandId: 1, orderId: order.id } },
+		]);
+		expect(nodeOutput(ex, 'Get Order')).toMatchObject([{ id: order.id, brandId: 1, status: 'Created' }]);
+
+		const [delivery] = await sandbox.control.deliveries(endpointId);
+		expect(delivery).toMatchObject({ id: firstDeliveryId, status: 'Delivered', attempts: 1, responseStatusCode: 200 });
+		await sleep(1000);
+		expect(await webhookExecutions(WF.orderArrives)).toHaveLength(1);
+	});
+
+	test('a tampered or stale delivery gets 401 and starts nothing; a duplicate starts nothing', async () => {
+		const results = {
+			tamperedBody: (await sandbox.control.send(endpointId, { tamper: 'body' })).statusCode,
+			tamperedSignature: (await sandbox.control.send(endpointId, { tamper: 'signature' })).statusCode,
+			tamperedId: (await sandbox.control.send(endpointId, { tamper: 'id' })).statusCode,
+			staleBy6Minutes: (await sandbox.control.send(endpointId, { timestampOffsetSeconds: -360 })).statusCode,
+			futureBy6Minutes: (await sandbox.control.send(endpointId, { timestampOffsetSeconds: 360 })).statusCode,
+		};
+		expect(results).toEqual({ tamperedBody: 401, tamperedSignature: 401, tamperedId: 401, staleBy6Minutes: 401, futureBy6Minutes: 401 });
+
+		const duplicate = await sandbox.control.redeliver(firstDeliveryId);
+		const lastAttempt = duplicate.attemptLog[duplicate.attemptLog.length - 1];
+		expect(lastAttempt.statusCode).toBeGreaterThanOrEqual(200);
+		expect(lastAttempt.statusCode).toBeLessThan(300);
+		await sleep(1500);
+		expect(await webhookExecutions(WF.orderArrives)).toHaveLength(1);
+	});
+
+	test('an untouched signed delivery of a new event via the same path does start one run (control for the 401s)', async () => {
+		const sent = await sandbox.control.send(endpointId, { event: { type: 'order.created', data: { brandId: 1, orderId: 1001 } } });
+		expect(sent.statusCode).toBe(200);
+		const list = await waitFor('the second execution', async () => {
+			const l = await webhookExecutions(WF.orderArrives);
+			return l.length === 2 ? l : undefined;
+		});
+		expect(nodeOutput(list[1], 'Order Created')[0].id).toBe(sent.webhookId);
+	});
+
+	test('story (c): band entered -> brand health read -> alert; the band_exited event starts nothing', async () => {
+		await timings.time('brand health trigger: activate + publication', async () => {
+			await api.activateWorkflow(WF.brandHealth);
+			await n8n.waitForActivation(WF.brandHealth);
+		});
+		const [endpoint] = await endpointsAt(BRAND_HEALTH_WEBHOOK_ID);
+		expect(endpoint).toMatchObject({ eventTypes: ['brand_health.band_entered'], status: 'Enabled' });
+
+		const { events } = await sandbox.control.setBand(2, { dimension: 'DeliveryPerformance', band: 'Critical' });
+		expect(events.map((e) => e.event.type).sort()).toEqual(['brand_health.band_entered', 'brand_health.band_exited']);
+		const [ex] = await waitFor('the alert execution', async () => {
+			const l = await webhookExecutions(WF.brandHealth);
+			return l.length > 0 ? l : undefined;
+		});
+		expect(ex.status).toBe('success');
+		const entered = events.find((e) => e.event.type === 'brand_health.band_entered')!.event;
+		expect(nodeOutput(ex, 'Band Entered')[0]).toMatchObject({ id: entered.id, data: entered.data });
+		expect(nodeOutput(ex, 'Get Brand Health')[0]).toMatchObject({ brandId: 2 });
+		const [alert] = nodeOutput(ex, 'Alert');
+		expect(alert).toMatchObject({ severity: 'high', brandId: 2, eventId: entered.id, message: 'Brand 2: DeliveryPerformance entered band Critical' });
+		expect(alert.dimensionsNow.every((d: { dimension: string; band: string }) => d.dimension === 'DeliveryPerformance' && d.band === 'Critical')).toBe(true);
+
+		// The band_exited delivery is answered 2xx (unsubscribed types are acknowledged) or was never sent.
+		await sleep(1000);
+		const deliveries = await sandbox.control.deliveries(endpoint.id);
+		expect(deliveries.every((d) => d.status === 'Delivered')).toBe(true);
+		expect(await webhookExecutions(WF.brandHealth)).toHaveLength(1);
+	});
+
+	describe('Marketplace Polling Trigger, part 2', () => {
+		test('the next scheduled poll reports the orders created after activation, each exactly once', async () => {
+			const t = Date.now();
+			const executions = await waitFor(
+				'a polling execution with the new orders',
+				async () => {
+					const list = await executionsOf(api, WF.polling);
+					const ids = list.flatMap((e) => nodeOutput(e, 'New Orders').map((o) => o.id));
+					return polling.ordersAfterActivation.every((id) => ids.includes(id)) ? list : undefined;
+				},
+				90_000,
+				500,
+			);
+			timings.add('polling: waited for the scheduled poll (beyond the other tests)', Date.now() - t);
+			timings.add('polling: activation -> orders reported', Date.now() - polling.activatedAt);
+			const reported = executions.flatMap((e) => nodeOutput(e, 'New Orders'));
+			for (const id of polling.ordersAfterActivation) expect(reported.filter((o) => o.id === id)).toHaveLength(1);
+			expect(reported.every((o) => o.change?.kind === 'created')).toBe(true);
+			expect(executions.every((e) => e.mode === 'trigger' && e.status === 'success')).toBe(true);
+			// Every order reported was created after activation (the trigger starts from now).
+			const created = new Set([...polling.ordersAfterActivation]);
+			const all = await sandbox.control.state<{ id: number; createdAt: string }>('orders');
+			for (const o of reported) {
+				if (!created.has(o.id)) expect(Date.parse(all.find((x) => x.id === o.id)!.createdAt)).toBeGreaterThanOrEqual(polling.activatedAt - 60_000);
+			}
+			const staticData = (await n8n.rest<any>('GET', `/workflows/${WF.polling}`)).staticData ?? null;
+			console.log(
+				`[e2e] polling static data in n8n's database: after the activation poll ${JSON.stringify(polling.staticDataAfterActivation)?.slice(0, 300)}; after the first emitting poll ${JSON.stringify(staticData)?.slice(0, 300)}`,
+			);
+		});
+	});
+
+	describe('after a restart of n8n', () => {
+		let endpointsBefore: Awaited<ReturnType<typeof sandbox.control.endpoints>>;
+		let betweenOrder: number;
+		let pollingBefore: number;
+		let restartSeq = 0;
+
+		test('restart creates no second endpoint; events still run once; a pre-restart duplicate still starts nothing', async () => {
+			endpointsBefore = await sandbox.control.endpoints();
+			pollingBefore = (await executionsOf(api, WF.polling)).length;
+			betweenOrder = (await sandbox.control.createOrder({ brandId: 3 })).order.id;
+			const seq = await lastSeq();
+			restartSeq = seq;
+			await timings.time('n8n restart (stop + boot to editor line)', () => n8n.restart());
+			await n8n.login();
+			await n8n.waitForActivation(WF.orderArrives);
+			await n8n.waitForActivation(WF.polling);
+			const endpointsAfter = await sandbox.control.endpoints();
+			expect(endpointsAfter.map((e) => [e.id, e.url, e.status])).toEqual(endpointsBefore.map((e) => [e.id, e.url, e.status]));
+			const lifecycle = (await sandbox.control.requests(seq)).filter((r) => /WebhookEndpoint/.test(r.route ?? ''));
+			console.log(`[e2e] webhook-endpoint requests during the restart: ${JSON.stringify(lifecycle.map((r) => `${r.method} ${r.path}`))}`);
+			expect(lifecycle.filter((r) => r.method !== 'GET')).toEqual([]);
+
+			const duplicate = await sandbox.control.redeliver(firstDeliveryId);
+			expect(duplicate.attemptLog[duplicate.attemptLog.length - 1].statusCode).toBe(200);
+			const { order } = await sandbox.control.createOrder({ brandId: 2 });
+			const list = await waitFor('the post-restart execution', async () => {
+				const l = await webhookExecutions(WF.orderArrives);
+				return l.length === 3 ? l : undefined;
+			});
+			expect(nodeOutput(list[2], 'Get Order')).toMatchObject([{ id: order.id }]);
+			await sleep(1000);
+			const ids = (await webhookExecutions(WF.orderArrives)).map((e) => nodeOutput(e, 'Order Created')[0].id);
+			expect(ids).toHaveLength(3);
+			expect(ids.filter((id) => id === firstEventId)).toHaveLength(1);
+		});
+
+		test('polling after the restart: an order created just before it is reported exactly once', async () => {
+			const t = Date.now();
+			const executions = await waitFor(
+				'the order created before the restart',
+				async () => {
+					const list = await executionsOf(api, WF.polling);
+					return list.some((e) => nodeOutput(e, 'New Orders').some((o) => o.id === betweenOrder)) ? list : undefined;
+				},
+				90_000,
+				500,
+			);
+			timings.add('polling: waited after the restart', Date.now() - t);
+			const reported = executions.flatMap((e) => nodeOutput(e, 'New Orders').map((o) => o.id));
+			// The first poll after the restart re-read the window of the orders reported before it
+			// (the tracked ids survived in static data), and reported none of them again.
+			const firstPollAfter = (await requestsOf('listOrders', restartSeq))[0];
+			const windowStart = Date.parse(new URLSearchParams(firstPollAfter.rawQuery).get('startDate')!);
+			const orders = await sandbox.control.state<{ id: number; createdAt: string }>('orders');
+			for (const id of polling.ordersAfterActivation) expect(Date.parse(orders.find((o) => o.id === id)!.createdAt)).toBeGreaterThanOrEqual(windowStart);
+			console.log(
+				`[e2e] polling executions: ${executions.length} (${pollingBefore} before the restart); ${JSON.stringify(executions.map((e) => ({ id: e.id, startedAt: e.startedAt, orders: nodeOutput(e, 'New Orders').map((o) => o.id) })))}`,
+			);
+			expect(reported.filter((id) => id === betweenOrder)).toHaveLength(1);
+			for (const id of polling.ordersAfterActivation) expect(reported.filter((x) => x === id)).toHaveLength(1);
+			expect(new Set(reported).size).toBe(reported.length);
+		});
+
+		test('deactivating deletes the endpoints, and the webhook URL stops answering', async () => {
+			await timings.time('deactivate three workflows', async () => {
+				await api.deactivateWorkflow(WF.orderArrives);
+				await api.deactivateWorkflow(WF.brandHealth);
+				await api.deactivateWorkflow(WF.polling);
+			});
+			await waitFor('the endpoints to be deleted', async () => ((await sandbox.control.endpoints()).length === 0 ? true : undefined), 30_000);
+			const res = await fetch(webhookUrl(ORDER_ARRIVES_WORKFLOW.webhookId), { method: 'POST', body: '{}' });
+			expect(res.status).toBe(404);
+		});
+	});
+});
+
+export type { ExecutionSummary };
