@@ -16,7 +16,7 @@ import { startSandbox, type SandboxHandle } from '../sandbox';
 import type { LoggedRequest } from '../sandbox/requestLog';
 import { DEMO_CREDENTIAL, ORDER_ARRIVES_WORKFLOW } from './dev';
 import { executionsOf, nodeOutput, sleep, Timings, waitFor } from './kit';
-import { startN8n, type ExecutionSummary, type N8nHandle, type PublicApi } from './n8n';
+import { startN8n, type N8nHandle, type PublicApi } from './n8n';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const PKG = 'n8n-nodes-marketplace-management';
@@ -279,11 +279,12 @@ describe('action workflows, headless', () => {
 	});
 });
 
-describe('Marketplace Trigger in a real n8n', () => {
-	let endpointId: number;
-	let firstDeliveryId: number;
-	let firstEventId: string;
+/** The order-arrives endpoint and its first delivery, shared with the restart tests. */
+let endpointId: number;
+let firstDeliveryId: number;
+let firstEventId: string;
 
+describe('Marketplace Trigger in a real n8n', () => {
 	test('activation registers one endpoint at the sandbox for n8n\'s production webhook URL', async () => {
 		await timings.time('webhook trigger: activate + publication', async () => {
 			await api.activateWorkflow(WF.orderArrives);
@@ -374,113 +375,111 @@ describe('Marketplace Trigger in a real n8n', () => {
 		expect(deliveries.every((d) => d.status === 'Delivered')).toBe(true);
 		expect(await webhookExecutions(WF.brandHealth)).toHaveLength(1);
 	});
+});
 
-	describe('Marketplace Polling Trigger, part 2', () => {
-		test('the next scheduled poll reports the orders created after activation, each exactly once', async () => {
-			const t = Date.now();
-			const executions = await waitFor(
-				'a polling execution with the new orders',
-				async () => {
-					const list = await executionsOf(api, WF.polling);
-					const ids = list.flatMap((e) => nodeOutput(e, 'New Orders').map((o) => o.id));
-					return polling.ordersAfterActivation.every((id) => ids.includes(id)) ? list : undefined;
-				},
-				90_000,
-				500,
-			);
-			timings.add('polling: waited for the scheduled poll (beyond the other tests)', Date.now() - t);
-			timings.add('polling: activation -> orders reported', Date.now() - polling.activatedAt);
-			const reported = executions.flatMap((e) => nodeOutput(e, 'New Orders'));
-			for (const id of polling.ordersAfterActivation) expect(reported.filter((o) => o.id === id)).toHaveLength(1);
-			expect(reported.every((o) => o.change?.kind === 'created')).toBe(true);
-			expect(executions.every((e) => e.mode === 'trigger' && e.status === 'success')).toBe(true);
-			// Every order reported was created after activation (the trigger starts from now).
-			const created = new Set([...polling.ordersAfterActivation]);
-			const all = await sandbox.control.state<{ id: number; createdAt: string }>('orders');
-			for (const o of reported) {
-				if (!created.has(o.id)) expect(Date.parse(all.find((x) => x.id === o.id)!.createdAt)).toBeGreaterThanOrEqual(polling.activatedAt - 60_000);
-			}
-			const staticData = (await n8n.rest<any>('GET', `/workflows/${WF.polling}`)).staticData ?? null;
-			console.log(
-				`[e2e] polling static data in n8n's database: after the activation poll ${JSON.stringify(polling.staticDataAfterActivation)?.slice(0, 300)}; after the first emitting poll ${JSON.stringify(staticData)?.slice(0, 300)}`,
-			);
-		});
-	});
-
-	describe('after a restart of n8n', () => {
-		let endpointsBefore: Awaited<ReturnType<typeof sandbox.control.endpoints>>;
-		let betweenOrder: number;
-		let pollingBefore: number;
-		let restartSeq = 0;
-
-		test('restart creates no second endpoint; events still run once; a pre-restart duplicate still starts nothing', async () => {
-			endpointsBefore = await sandbox.control.endpoints();
-			pollingBefore = (await executionsOf(api, WF.polling)).length;
-			betweenOrder = (await sandbox.control.createOrder({ brandId: 3 })).order.id;
-			const seq = await lastSeq();
-			restartSeq = seq;
-			await timings.time('n8n restart (stop + boot to editor line)', () => n8n.restart());
-			await n8n.login();
-			await n8n.waitForActivation(WF.orderArrives);
-			await n8n.waitForActivation(WF.polling);
-			const endpointsAfter = await sandbox.control.endpoints();
-			expect(endpointsAfter.map((e) => [e.id, e.url, e.status])).toEqual(endpointsBefore.map((e) => [e.id, e.url, e.status]));
-			const lifecycle = (await sandbox.control.requests(seq)).filter((r) => /WebhookEndpoint/.test(r.route ?? ''));
-			console.log(`[e2e] webhook-endpoint requests during the restart: ${JSON.stringify(lifecycle.map((r) => `${r.method} ${r.path}`))}`);
-			expect(lifecycle.filter((r) => r.method !== 'GET')).toEqual([]);
-
-			const duplicate = await sandbox.control.redeliver(firstDeliveryId);
-			expect(duplicate.attemptLog[duplicate.attemptLog.length - 1].statusCode).toBe(200);
-			const { order } = await sandbox.control.createOrder({ brandId: 2 });
-			const list = await waitFor('the post-restart execution', async () => {
-				const l = await webhookExecutions(WF.orderArrives);
-				return l.length === 3 ? l : undefined;
-			});
-			expect(nodeOutput(list[2], 'Get Order')).toMatchObject([{ id: order.id }]);
-			await sleep(1000);
-			const ids = (await webhookExecutions(WF.orderArrives)).map((e) => nodeOutput(e, 'Order Created')[0].id);
-			expect(ids).toHaveLength(3);
-			expect(ids.filter((id) => id === firstEventId)).toHaveLength(1);
-		});
-
-		test('polling after the restart: an order created just before it is reported exactly once', async () => {
-			const t = Date.now();
-			const executions = await waitFor(
-				'the order created before the restart',
-				async () => {
-					const list = await executionsOf(api, WF.polling);
-					return list.some((e) => nodeOutput(e, 'New Orders').some((o) => o.id === betweenOrder)) ? list : undefined;
-				},
-				90_000,
-				500,
-			);
-			timings.add('polling: waited after the restart', Date.now() - t);
-			const reported = executions.flatMap((e) => nodeOutput(e, 'New Orders').map((o) => o.id));
-			// The first poll after the restart re-read the window of the orders reported before it
-			// (the tracked ids survived in static data), and reported none of them again.
-			const firstPollAfter = (await requestsOf('listOrders', restartSeq))[0];
-			const windowStart = Date.parse(new URLSearchParams(firstPollAfter.rawQuery).get('startDate')!);
-			const orders = await sandbox.control.state<{ id: number; createdAt: string }>('orders');
-			for (const id of polling.ordersAfterActivation) expect(Date.parse(orders.find((o) => o.id === id)!.createdAt)).toBeGreaterThanOrEqual(windowStart);
-			console.log(
-				`[e2e] polling executions: ${executions.length} (${pollingBefore} before the restart); ${JSON.stringify(executions.map((e) => ({ id: e.id, startedAt: e.startedAt, orders: nodeOutput(e, 'New Orders').map((o) => o.id) })))}`,
-			);
-			expect(reported.filter((id) => id === betweenOrder)).toHaveLength(1);
-			for (const id of polling.ordersAfterActivation) expect(reported.filter((x) => x === id)).toHaveLength(1);
-			expect(new Set(reported).size).toBe(reported.length);
-		});
-
-		test('deactivating deletes the endpoints, and the webhook URL stops answering', async () => {
-			await timings.time('deactivate three workflows', async () => {
-				await api.deactivateWorkflow(WF.orderArrives);
-				await api.deactivateWorkflow(WF.brandHealth);
-				await api.deactivateWorkflow(WF.polling);
-			});
-			await waitFor('the endpoints to be deleted', async () => ((await sandbox.control.endpoints()).length === 0 ? true : undefined), 30_000);
-			const res = await fetch(webhookUrl(ORDER_ARRIVES_WORKFLOW.webhookId), { method: 'POST', body: '{}' });
-			expect(res.status).toBe(404);
-		});
+describe('Marketplace Polling Trigger, part 2', () => {
+	test('the next scheduled poll reports the orders created after activation, each exactly once', async () => {
+		const t = Date.now();
+		const executions = await waitFor(
+			'a polling execution with the new orders',
+			async () => {
+				const list = await executionsOf(api, WF.polling);
+				const ids = list.flatMap((e) => nodeOutput(e, 'New Orders').map((o) => o.id));
+				return polling.ordersAfterActivation.every((id) => ids.includes(id)) ? list : undefined;
+			},
+			90_000,
+			500,
+		);
+		timings.add('polling: waited for the scheduled poll (beyond the other tests)', Date.now() - t);
+		timings.add('polling: activation -> orders reported', Date.now() - polling.activatedAt);
+		const reported = executions.flatMap((e) => nodeOutput(e, 'New Orders'));
+		for (const id of polling.ordersAfterActivation) expect(reported.filter((o) => o.id === id)).toHaveLength(1);
+		expect(reported.every((o) => o.change?.kind === 'created')).toBe(true);
+		expect(executions.every((e) => e.mode === 'trigger' && e.status === 'success')).toBe(true);
+		// Every order reported was created after activation (the trigger starts from now).
+		const created = new Set([...polling.ordersAfterActivation]);
+		const all = await sandbox.control.state<{ id: number; createdAt: string }>('orders');
+		for (const o of reported) {
+			if (!created.has(o.id)) expect(Date.parse(all.find((x) => x.id === o.id)!.createdAt)).toBeGreaterThanOrEqual(polling.activatedAt - 60_000);
+		}
+		const staticData = (await n8n.rest<any>('GET', `/workflows/${WF.polling}`)).staticData ?? null;
+		console.log(
+			`[e2e] polling static data in n8n's database: after the activation poll ${JSON.stringify(polling.staticDataAfterActivation)?.slice(0, 300)}; after the first emitting poll ${JSON.stringify(staticData)?.slice(0, 300)}`,
+		);
 	});
 });
 
-export type { ExecutionSummary };
+describe('after a restart of n8n', () => {
+	let endpointsBefore: Awaited<ReturnType<typeof sandbox.control.endpoints>>;
+	let betweenOrder: number;
+	let pollingBefore: number;
+	let restartSeq = 0;
+
+	test('restart creates no second endpoint; events still run once; a pre-restart duplicate still starts nothing', async () => {
+		endpointsBefore = await sandbox.control.endpoints();
+		pollingBefore = (await executionsOf(api, WF.polling)).length;
+		betweenOrder = (await sandbox.control.createOrder({ brandId: 3 })).order.id;
+		const seq = await lastSeq();
+		restartSeq = seq;
+		await timings.time('n8n restart (stop + boot to editor line)', () => n8n.restart());
+		await n8n.login();
+		await n8n.waitForActivation(WF.orderArrives);
+		await n8n.waitForActivation(WF.polling);
+		const endpointsAfter = await sandbox.control.endpoints();
+		expect(endpointsAfter.map((e) => [e.id, e.url, e.status])).toEqual(endpointsBefore.map((e) => [e.id, e.url, e.status]));
+		const lifecycle = (await sandbox.control.requests(seq)).filter((r) => /WebhookEndpoint/.test(r.route ?? ''));
+		console.log(`[e2e] webhook-endpoint requests during the restart: ${JSON.stringify(lifecycle.map((r) => `${r.method} ${r.path}`))}`);
+		expect(lifecycle.filter((r) => r.method !== 'GET')).toEqual([]);
+
+		const duplicate = await sandbox.control.redeliver(firstDeliveryId);
+		expect(duplicate.attemptLog[duplicate.attemptLog.length - 1].statusCode).toBe(200);
+		const { order } = await sandbox.control.createOrder({ brandId: 2 });
+		const list = await waitFor('the post-restart execution', async () => {
+			const l = await webhookExecutions(WF.orderArrives);
+			return l.length === 3 ? l : undefined;
+		});
+		expect(nodeOutput(list[2], 'Get Order')).toMatchObject([{ id: order.id }]);
+		await sleep(1000);
+		const ids = (await webhookExecutions(WF.orderArrives)).map((e) => nodeOutput(e, 'Order Created')[0].id);
+		expect(ids).toHaveLength(3);
+		expect(ids.filter((id) => id === firstEventId)).toHaveLength(1);
+	});
+
+	test('polling after the restart: an order created just before it is reported exactly once', async () => {
+		const t = Date.now();
+		const executions = await waitFor(
+			'the order created before the restart',
+			async () => {
+				const list = await executionsOf(api, WF.polling);
+				return list.some((e) => nodeOutput(e, 'New Orders').some((o) => o.id === betweenOrder)) ? list : undefined;
+			},
+			90_000,
+			500,
+		);
+		timings.add('polling: waited after the restart', Date.now() - t);
+		const reported = executions.flatMap((e) => nodeOutput(e, 'New Orders').map((o) => o.id));
+		// The first poll after the restart re-read the window of the orders reported before it
+		// (the tracked ids survived in static data), and reported none of them again.
+		const firstPollAfter = (await requestsOf('listOrders', restartSeq))[0];
+		const windowStart = Date.parse(new URLSearchParams(firstPollAfter.rawQuery).get('startDate')!);
+		const orders = await sandbox.control.state<{ id: number; createdAt: string }>('orders');
+		for (const id of polling.ordersAfterActivation) expect(Date.parse(orders.find((o) => o.id === id)!.createdAt)).toBeGreaterThanOrEqual(windowStart);
+		console.log(
+			`[e2e] polling executions: ${executions.length} (${pollingBefore} before the restart); ${JSON.stringify(executions.map((e) => ({ id: e.id, startedAt: e.startedAt, orders: nodeOutput(e, 'New Orders').map((o) => o.id) })))}`,
+		);
+		expect(reported.filter((id) => id === betweenOrder)).toHaveLength(1);
+		for (const id of polling.ordersAfterActivation) expect(reported.filter((x) => x === id)).toHaveLength(1);
+		expect(new Set(reported).size).toBe(reported.length);
+	});
+
+	test('deactivating deletes the endpoints, and the webhook URL stops answering', async () => {
+		await timings.time('deactivate three workflows', async () => {
+			await api.deactivateWorkflow(WF.orderArrives);
+			await api.deactivateWorkflow(WF.brandHealth);
+			await api.deactivateWorkflow(WF.polling);
+		});
+		await waitFor('the endpoints to be deleted', async () => ((await sandbox.control.endpoints()).length === 0 ? true : undefined), 30_000);
+		const res = await fetch(webhookUrl(ORDER_ARRIVES_WORKFLOW.webhookId), { method: 'POST', body: '{}' });
+		expect(res.status).toBe(404);
+	});
+});
