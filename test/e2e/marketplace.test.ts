@@ -285,6 +285,25 @@ let firstDeliveryId: number;
 let firstEventId: string;
 
 describe('Marketplace Trigger in a real n8n', () => {
+	test('the test URL (editor\'s "listen for test event"): registers /webhook-test/..., one event runs once, then its endpoint is deleted', async () => {
+		const testUrl = `${n8n.baseUrl}/webhook-test/${ORDER_ARRIVES_WORKFLOW.webhookId}/webhook`;
+		const started = await n8n.rest<{ waitingForWebhook?: boolean; executionId?: string }>('POST', `/workflows/${WF.orderArrives}/run`, {
+			triggerToStartFrom: { name: 'Order Created' },
+		});
+		expect(started.waitingForWebhook).toBe(true);
+		const [registered] = await waitFor('the test endpoint', async () => {
+			const list = (await sandbox.control.endpoints()).filter((e) => e.url === testUrl);
+			return list.length ? list : undefined;
+		});
+		const { order, event } = await sandbox.control.createOrder({ brandId: 1 });
+		const ex = await waitFor('the manual execution', async () => (await executionsOf(api, WF.orderArrives)).find((e) => e.mode === 'manual'));
+		expect(ex.status).toBe('success');
+		expect(nodeOutput(ex, 'Order Created')[0]).toMatchObject({ id: event.id, data: { orderId: order.id } });
+		expect(nodeOutput(ex, 'Get Order')).toMatchObject([{ id: order.id }]);
+		await waitFor('the test endpoint to be deleted', async () => ((await sandbox.control.endpoints()).some((e) => e.id === registered.id) ? undefined : true));
+		expect(await sandbox.control.endpoints()).toEqual([]);
+	});
+
 	test('activation registers one endpoint at the sandbox for n8n\'s production webhook URL', async () => {
 		await timings.time('webhook trigger: activate + publication', async () => {
 			await api.activateWorkflow(WF.orderArrives);
