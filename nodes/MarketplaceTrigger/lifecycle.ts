@@ -244,6 +244,14 @@ export async function createEndpoint(this: IHookFunctions): Promise<boolean> {
 			route: 'createWebhookEndpoint',
 			body,
 			idempotencyKey: newIdempotencyKey(),
+			// After a 5xx the endpoint may exist (the key is released, a retry would make a second
+			// one). checkExists found none at this URL before, so one there now is ours: adopt it and
+			// rotate for the secret the lost answer held.
+			reconcile: async () => {
+				const mine = (await listEndpoints(this)).find((e) => e.url === url);
+				if (!mine) return undefined;
+				return { webhookEndpoint: { ...mine }, secret: await rotateSecret(this, mine.id) };
+			},
 		}, LIFECYCLE_TRANSPORT);
 	} catch (error) {
 		const explained = await explainCreateRefusal(this, error, url);

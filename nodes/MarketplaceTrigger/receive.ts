@@ -41,6 +41,8 @@ import { getRecord, loadSeen, saveSeen, setRecord, verificationKeys } from './st
 export const FETCH_TRANSPORT: TransportSettings = {
 	timeoutMs: 3_000,
 	retry: { maxAttempts: 2, baseDelayMs: 250, maxDelayMs: 1_000 },
+	// a rate-limit wait must not push the answer past the limit either: answer 503 instead
+	budgetMs: 7_000,
 };
 
 interface ReceiveOptions {

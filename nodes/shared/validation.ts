@@ -42,7 +42,10 @@ export function toIdList(value: unknown, field: string, required = false): numbe
 		if (required) throw new InputError(field, 'needs at least one id');
 		return [];
 	}
-	return items.map((item) => toId(item, field));
+	return items.map((item) => {
+		if (isBlank(item)) throw new InputError(field, `contains an empty entry (${JSON.stringify(item ?? null)})`);
+		return toId(item, field);
+	});
 }
 
 /** Values from a fixed, case-sensitive set (e.g. order statuses). */
@@ -59,13 +62,45 @@ export function toEnumList<T extends string>(
 	});
 }
 
-/** Page size within the operation's bounds. */
-export function toLimit(value: unknown, field: string, max: number): number {
+/** A whole number within min..max (given as a number or a digit string). */
+export function toWholeNumber(value: unknown, field: string, min: number, max: number): number {
 	const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-	if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > max) {
-		throw new InputError(field, `must be a whole number from 1 to ${max}, got ${JSON.stringify(value)}`);
+	if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
+		throw new InputError(field, `must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
 	}
 	return n;
+}
+
+/** Page size within the operation's bounds. */
+export function toLimit(value: unknown, field: string, max: number): number {
+	return toWholeNumber(value, field, 1, max);
+}
+
+/** A true/false value, also as the text `true` / `false`. */
+export function toBoolean(value: unknown, field: string): boolean {
+	if (typeof value === 'boolean') return value;
+	if (value === 'true' || value === 'false') return value === 'true';
+	throw new InputError(field, `must be true or false, got ${JSON.stringify(value)}`);
+}
+
+/** Longest user-supplied Idempotency-Key; batch writes append `-<n>` to it. */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
+
+/**
+ * A user-supplied Idempotency-Key, or undefined when empty. Only visible ASCII is accepted: an
+ * HTTP header cannot carry anything else faithfully (other characters would be dropped on the
+ * wire, so two different keys could arrive as the same one).
+ */
+export function toIdempotencyKey(value: unknown, field: string): string | undefined {
+	const key = toText(value, field);
+	if (key === undefined) return undefined;
+	if (!/^[\x21-\x7e]+$/.test(key)) {
+		throw new InputError(field, 'may contain only visible ASCII characters (letters, digits and punctuation, no spaces)');
+	}
+	if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+		throw new InputError(field, `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters, got ${key.length}`);
+	}
+	return key;
 }
 
 /**

@@ -14,8 +14,11 @@ import {
 	newIdempotencyKey,
 	type TransportSettings,
 } from '../../shared/transport/request';
-import { InputError, toIdList, toLimit, toText } from '../../shared/validation';
+import { toIdempotencyKey, toIdList, toLimit, toWholeNumber } from '../../shared/validation';
 import type { ItemOperation } from './operation';
+
+/** Longest accepted request timeout: 10 minutes. */
+const MAX_TIMEOUT_MS = 600_000;
 
 /** Shows `properties` only for one resource and operation. */
 export function forOperation(
@@ -98,7 +101,7 @@ export const requestOptionsProperty: INodeProperties = {
 			displayName: 'Timeout (Ms)',
 			name: 'timeout',
 			type: 'number',
-			typeOptions: { minValue: 100 },
+			typeOptions: { minValue: 100, maxValue: MAX_TIMEOUT_MS },
 			default: 30000,
 			description: 'Milliseconds to wait for each answer before trying again',
 		},
@@ -115,22 +118,18 @@ export function requestSettings(ctx: IExecuteFunctions, itemIndex: number): Tran
 	const maxAttempts =
 		options.maxAttempts === undefined
 			? DEFAULT_TRANSPORT.retry.maxAttempts
-			: toLimit(options.maxAttempts, 'Request Options > Max Attempts', 10);
-	const timeout = options.timeout === undefined ? DEFAULT_TRANSPORT.timeoutMs : Number(options.timeout);
-	if (!Number.isInteger(timeout) || timeout < 100) {
-		throw new InputError('Request Options > Timeout (Ms)', `must be a whole number of 100 or more, got ${JSON.stringify(options.timeout)}`);
-	}
-	return { timeoutMs: timeout, retry: { ...DEFAULT_TRANSPORT.retry, maxAttempts } };
+			: toWholeNumber(options.maxAttempts, 'Request Options > Max Attempts', 1, 10);
+	const timeoutMs =
+		options.timeout === undefined
+			? DEFAULT_TRANSPORT.timeoutMs
+			: toWholeNumber(options.timeout, 'Request Options > Timeout (Ms)', 100, MAX_TIMEOUT_MS);
+	return { ...DEFAULT_TRANSPORT, timeoutMs, retry: { ...DEFAULT_TRANSPORT.retry, maxAttempts } };
 }
 
 /** The user's idempotency key for this item (Options > Idempotency Key), else a new one. */
 export function idempotencyKeyFor(ctx: IExecuteFunctions, itemIndex: number): string {
 	const options = param<IDataObject>(ctx, 'options', itemIndex, {});
-	const key = toText(options.idempotencyKey, 'Options > Idempotency Key');
-	if (key !== undefined && key.length > 255) {
-		throw new InputError('Options > Idempotency Key', 'must be at most 255 characters');
-	}
-	return key ?? newIdempotencyKey();
+	return toIdempotencyKey(options.idempotencyKey, 'Options > Idempotency Key') ?? newIdempotencyKey();
 }
 
 export interface PageInput {
@@ -244,6 +243,16 @@ export function writeOperation(spec: {
 	) => { pathParams?: Record<string, string | number>; body?: IDataObject };
 	/** turns the response body into output records (default: the body itself) */
 	present?: (body: IDataObject, input: WriteInput) => IDataObject[];
+	/**
+	 * For writes the Idempotency-Key cannot protect after a 5xx (the service releases the key):
+	 * called before the first attempt, it returns the check the transport runs before any retry,
+	 * which finds the effect of an earlier attempt and answers with it instead (spec 7.4.4).
+	 */
+	reconcile?: (
+		ctx: IExecuteFunctions,
+		input: WriteInput,
+		itemIndex: number,
+	) => Promise<() => Promise<IDataObject | undefined>>;
 }): ItemOperation<WriteInput> {
 	return {
 		kind: 'item',
@@ -259,6 +268,7 @@ export function writeOperation(spec: {
 			};
 		},
 		async run(input, itemIndex) {
+			const reconcile = spec.reconcile ? await spec.reconcile(this, input, itemIndex) : undefined;
 			const response = await apiRequest.call(
 				this,
 				{
@@ -267,6 +277,7 @@ export function writeOperation(spec: {
 					body: input.body,
 					idempotencyKey: input.idempotencyKey,
 					itemIndex,
+					reconcile,
 				},
 				input.settings,
 			);
@@ -274,15 +285,4 @@ export function writeOperation(spec: {
 			return spec.present ? spec.present(body, input) : [body];
 		},
 	};
-}
-
-/** Copies the fields the user set (non-empty) from a collection into a request body. */
-export function setFields(collection: IDataObject, names: readonly string[]): IDataObject {
-	const body: IDataObject = {};
-	for (const name of names) {
-		const value = collection[name];
-		if (value === undefined || value === null || value === '') continue;
-		body[name] = value;
-	}
-	return body;
 }

@@ -50,6 +50,13 @@ export interface ApiRequest {
 	idempotencyKey?: string;
 	/** item the request is made for, named in errors */
 	itemIndex?: number;
+	/**
+	 * For a write whose effect may already have happened although no success answer came back (a
+	 * 5xx or 429 answer; the service releases the Idempotency-Key after a 5xx, so a retry would run
+	 * again): called before each retry, it looks for the effect (spec 7.4.4) and returns the body to
+	 * answer with instead of retrying, or undefined to retry.
+	 */
+	reconcile?: () => Promise<unknown>;
 }
 
 export interface ApiResponse<T = unknown> {
@@ -62,11 +69,24 @@ export interface ApiResponse<T = unknown> {
 	replayed: boolean;
 	/** attempts made, 1 when the first one succeeded */
 	attempts: number;
+	/**
+	 * true when an earlier attempt failed in a way that may have left its effect (5xx, 429 or a
+	 * network error): the write may have been applied by that attempt rather than by this answer
+	 */
+	uncertain: boolean;
+	/** true when the answer is the effect found by `reconcile`, not the service's answer */
+	reconciled: boolean;
 }
 
 export interface TransportSettings {
 	timeoutMs: number;
 	retry: RetrySettings;
+	/**
+	 * Time the whole logical request may take (ms). A wait, for the rate-limit window or before a
+	 * retry, that would end past it stops the request with the error at hand instead (a pacing wait
+	 * as 429 rate-limited). For callers with a hard deadline, such as a webhook's answer.
+	 */
+	budgetMs?: number;
 }
 
 export const DEFAULT_TRANSPORT: TransportSettings = { timeoutMs: 30_000, retry: DEFAULT_RETRY };
@@ -231,9 +251,24 @@ export async function apiRequest<T = unknown>(
 		timeout: settings.timeoutMs,
 	};
 	const pacer = pacerFor(this, baseUrl);
+	const deadline = settings.budgetMs === undefined ? Infinity : Date.now() + settings.budgetMs;
+	const overBudget = (waitMs: number) => Date.now() + waitMs > deadline;
+	let uncertain = false;
 
 	for (let attempt = 1; ; attempt++) {
 		const wait = pacer.reserve(Date.now());
+		if (wait > 0 && overBudget(wait)) {
+			throw apiError(
+				this,
+				{
+					status: 429,
+					slug: 'rate-limited',
+					detail: `the API key's request window is used up; waiting ${wait} ms for it would exceed this request's ${settings.budgetMs} ms budget`,
+					pointers: [],
+				},
+				request.itemIndex,
+			);
+		}
 		if (wait > 0) await sleep(wait);
 		// Every attempt is its own request for the service (spec 4.1: on a replay, X-Request-Id
 		// describes the repeat), so each gets its own id; the Idempotency-Key ties them together.
@@ -254,7 +289,11 @@ export async function apiRequest<T = unknown>(
 			if (code === undefined) throw unexpectedError(this, error, requestId, request.itemIndex);
 			outcome = { kind: 'network', code };
 			const delay = retryDelay(outcome, attempt, settings.retry, Date.now(), Math.random());
-			if (delay === undefined) throw networkError(this, code, requestId, attempt, request.itemIndex);
+			if (delay === undefined || overBudget(delay)) {
+				throw networkError(this, code, requestId, attempt, request.itemIndex);
+			}
+			// A dropped connection may come after the service stored its answer: the retry replays it.
+			uncertain = true;
 			await sleep(delay);
 			continue;
 		}
@@ -279,6 +318,8 @@ export async function apiRequest<T = unknown>(
 				requestId: answeredId,
 				replayed: responseHeaders['idempotent-replayed'] === 'true',
 				attempts: attempt,
+				uncertain,
+				reconciled: false,
 			};
 		}
 		const problem = readProblem(status, response.body, answeredId);
@@ -289,7 +330,25 @@ export async function apiRequest<T = unknown>(
 			retryAfter: responseHeaders['retry-after'],
 		};
 		const delay = retryDelay(outcome, attempt, settings.retry, Date.now(), Math.random());
-		if (delay === undefined) throw apiError(this, problem, request.itemIndex);
+		if (delay === undefined || overBudget(delay)) throw apiError(this, problem, request.itemIndex);
+		if (status >= 500 || status === 429) {
+			uncertain = true;
+			if (write && request.reconcile) {
+				const found = await request.reconcile();
+				if (found !== undefined) {
+					return {
+						status: 200,
+						body: found as T,
+						headers: {},
+						requestId: answeredId,
+						replayed: false,
+						attempts: attempt,
+						uncertain,
+						reconciled: true,
+					};
+				}
+			}
+		}
 		await sleep(delay);
 	}
 }

@@ -3,7 +3,7 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { MARK_PACKED_MAX_BATCH } from '../../../shared/routes';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../../../shared/transport/request';
-import { toIdList, toLimit, toText } from '../../../shared/validation';
+import { toIdempotencyKey, toIdList, toLimit, toWholeNumber } from '../../../shared/validation';
 import { forOperation, idempotencyKeyOption, param, requestSettings } from '../common';
 import type { BatchOperation } from '../operation';
 import { errorItem, toNodeError } from '../errors';
@@ -66,11 +66,15 @@ export const description = forOperation('fulfillment', 'markPacked', [
 	},
 ]);
 
-interface PackResult {
-	orderId: number;
+interface ItemResult {
 	success: boolean;
 	status?: string;
 	error?: IDataObject;
+	note?: string;
+}
+
+interface PackResult extends ItemResult {
+	orderId: number;
 	requestId?: string;
 	attempts: number;
 }
@@ -88,11 +92,11 @@ function readSettings(ctx: IExecuteFunctions): Settings {
 	return {
 		batchSize: toLimit(options.batchSize ?? MARK_PACKED_MAX_BATCH, 'Options > Batch Size', MARK_PACKED_MAX_BATCH),
 		resendRounds:
-			options.resendRounds === undefined || options.resendRounds === 0
+			options.resendRounds === undefined
 				? 0
-				: toLimit(options.resendRounds, 'Options > Resend Failed Orders', 5),
+				: toWholeNumber(options.resendRounds, 'Options > Resend Failed Orders', 0, 5),
 		failOnItemError: options.failOnItemError === true,
-		key: toText(options.idempotencyKey, 'Options > Idempotency Key'),
+		key: toIdempotencyKey(options.idempotencyKey, 'Options > Idempotency Key'),
 		transport: requestSettings(ctx, 0),
 	};
 }
@@ -100,8 +104,8 @@ function readSettings(ctx: IExecuteFunctions): Settings {
 const isRecord = (v: unknown): v is IDataObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Reads the per-item results tolerantly: failed = `success: false` or an `error` member. */
-function readResults(body: unknown): Map<number, { success: boolean; status?: string; error?: IDataObject }> {
-	const results = new Map<number, { success: boolean; status?: string; error?: IDataObject }>();
+function readResults(body: unknown): Map<number, ItemResult> {
+	const results = new Map<number, ItemResult>();
 	const list = isRecord(body) && Array.isArray(body.results) ? body.results : [];
 	for (const entry of list) {
 		if (!isRecord(entry)) continue;
@@ -115,6 +119,32 @@ function readResults(body: unknown): Map<number, { success: boolean; status?: st
 		});
 	}
 	return results;
+}
+
+const CONFLICT = /(^|\/)conflict$/;
+
+/**
+ * An earlier attempt of this request failed with a 5xx (or its connection broke) and the service
+ * ran the retry afresh: orders that attempt packed now answer `conflict`. Those are read back, and
+ * the ones that are Packed are reported as packed, with a note.
+ */
+async function settleConflicts(
+	this: IExecuteFunctions,
+	perOrder: Map<number, ItemResult>,
+	transport: TransportSettings,
+): Promise<void> {
+	for (const [orderId, result] of perOrder) {
+		if (result.success || !CONFLICT.test(String(result.error?.type ?? ''))) continue;
+		const { body } = await apiRequest.call(this, { route: 'getOrder', pathParams: { id: orderId } }, transport);
+		if ((body as IDataObject).status === 'Packed') {
+			perOrder.set(orderId, {
+				success: true,
+				status: 'Packed',
+				error: undefined,
+				note: 'Packed; an earlier attempt of this request whose answer was lost probably packed it (or it was packed already)',
+			});
+		}
+	}
 }
 
 function chunks<T>(list: T[], size: number): T[][] {
@@ -168,6 +198,9 @@ export async function execute(
 					settings.transport,
 				);
 				const perOrder = readResults(response.body);
+				if (response.uncertain && !response.replayed) {
+					await settleConflicts.call(this, perOrder, settings.transport);
+				}
 				for (const orderId of batch) {
 					const result = perOrder.get(orderId);
 					const previous = results.get(orderId);
@@ -176,6 +209,7 @@ export async function execute(
 						success: result?.success ?? false,
 						status: result?.status,
 						error: result ? result.error : { detail: 'The service returned no result for this order' },
+						...(result?.note ? { note: result.note } : {}),
 						requestId: response.requestId,
 						attempts: (previous?.attempts ?? 0) + 1,
 					});

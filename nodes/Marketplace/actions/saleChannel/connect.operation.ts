@@ -1,18 +1,20 @@
-import { toId, toText } from '../../../shared/validation';
-import { param, setFields, writeOperation } from '../common';
+import type { IDataObject } from 'n8n-workflow';
 
-/** Body fields of spec 4.2 besides saleChannelName; only those the user sets are sent. */
-const OPTIONAL_FIELDS = [
-	'region',
-	'brandIdInSaleChannel',
-	'apiKey',
-	'apiSecret',
-	'fulfillmentModel',
-	'isShared',
-	'logInEmail',
-	'logInPassword',
-	'inventoryScope',
-] as const;
+import { toBoolean, toId, toText } from '../../../shared/validation';
+import { param, writeOperation } from '../common';
+
+/** Body fields of spec 4.2 besides saleChannelName, with their labels; only those set are sent. */
+const OPTIONAL_FIELDS: Record<string, string> = {
+	region: 'Region',
+	brandIdInSaleChannel: 'Brand ID in Sale Channel',
+	apiKey: 'API Key',
+	apiSecret: 'API Secret',
+	fulfillmentModel: 'Fulfillment Model',
+	isShared: 'Is Shared',
+	logInEmail: 'Log In Email',
+	logInPassword: 'Log In Password',
+	inventoryScope: 'Inventory Scope',
+};
 
 /** POST /v1/brands/{brandId}/sale-channels/connect (permission saleChannelAuth.write). */
 export const connect = writeOperation({
@@ -62,9 +64,16 @@ export const connect = writeOperation({
 		const brandId = toId(param(ctx, 'brandId', itemIndex), 'Brand ID');
 		const saleChannelName = toText(param(ctx, 'saleChannelName', itemIndex), 'Sale Channel Name', true);
 		const additional = param<Record<string, unknown>>(ctx, 'additionalFields', itemIndex, {});
-		return {
-			pathParams: { brandId },
-			body: { saleChannelName, ...setFields(additional as never, OPTIONAL_FIELDS) },
-		};
+		const body: IDataObject = { saleChannelName };
+		for (const [name, label] of Object.entries(OPTIONAL_FIELDS)) {
+			const field = `Additional Fields > ${label}`;
+			if (name === 'isShared') {
+				if (additional.isShared !== undefined) body.isShared = toBoolean(additional.isShared, field);
+				continue;
+			}
+			const value = toText(additional[name], field);
+			if (value !== undefined) body[name] = value;
+		}
+		return { pathParams: { brandId }, body };
 	},
 });

@@ -1,6 +1,10 @@
+import type { IDataObject } from 'n8n-workflow';
+
 import { SUBSCRIBABLE_EVENT_TYPES } from '../../../shared/routes';
 import { toEnumList, toText, toWebhookUrl } from '../../../shared/validation';
 import { InputError } from '../../../shared/validation';
+import { apiRequest, newIdempotencyKey } from '../../../shared/transport/request';
+import { readAll } from '../../../shared/transport/pagination';
 import { param, writeOperation } from '../common';
 import { eventTypeOptions, withSecretNotice } from './fields';
 
@@ -49,4 +53,22 @@ export const create = writeOperation({
 		};
 	},
 	present: withSecretNotice,
+	// A 5xx after the endpoint was created releases the key, so a plain retry would create a second
+	// one. The endpoints that exist before the first attempt are noted; before a retry, a new one at
+	// the same URL is taken as ours, and a rotation gives it the secret the lost answer held.
+	async reconcile(ctx, input, itemIndex) {
+		const list = async () =>
+			await readAll.call(ctx, { route: 'listWebhookEndpoints', returnAll: true, itemIndex, settings: input.settings });
+		const before = new Set((await list()).map((e) => e.id));
+		return async () => {
+			const mine = (await list()).find((e) => e.url === input.body?.url && !before.has(e.id));
+			if (!mine) return undefined;
+			const rotated = await apiRequest.call(
+				ctx,
+				{ route: 'rotateWebhookEndpointSecret', pathParams: { id: mine.id as number }, idempotencyKey: newIdempotencyKey(), itemIndex },
+				input.settings,
+			);
+			return rotated.body as IDataObject;
+		};
+	},
 });

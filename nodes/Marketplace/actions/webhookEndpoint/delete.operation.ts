@@ -1,3 +1,4 @@
+import { readAll } from '../../../shared/transport/pagination';
 import { writeOperation } from '../common';
 import { endpointIdOf, endpointIdProperty } from './fields';
 
@@ -11,4 +12,11 @@ export const deleteOperation = writeOperation({
 		return { pathParams: endpointIdOf(ctx, itemIndex) };
 	},
 	present: (_body, input) => [{ id: input.pathParams?.id, deleted: true }],
+	// After a 5xx the delete may have happened: if the endpoint is gone from the list, it did.
+	async reconcile(ctx, input, itemIndex) {
+		return async () => {
+			const endpoints = await readAll.call(ctx, { route: 'listWebhookEndpoints', returnAll: true, itemIndex, settings: input.settings });
+			return endpoints.some((e) => e.id === input.pathParams?.id) ? undefined : {};
+		};
+	},
 });
