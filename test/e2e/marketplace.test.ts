@@ -240,13 +240,15 @@ describe('action workflows, headless', () => {
 		console.log(`[e2e] one order read with an unknown key: ${sent.length} request(s) answered 401; n8n error message: ${String(error?.message).slice(0, 200)}`);
 	});
 
-	test('story (b) via REST run: today\'s Created orders read, marked packed in one batch, reported', async () => {
+	test('story (b) via REST run: today\'s Created orders read, marked packed in one batch (a 500 retried with the same key), reported', async () => {
 		// A few orders of today besides the seed's.
 		for (const brandId of [1, 2, 3]) await sandbox.control.createOrder({ brandId });
 		const before = await sandbox.control.state<{ id: number; brandId: number; status: string; createdAt: string }>('orders');
 		const since = await lastSeq();
+		// The first mark-packed attempt fails with 500 before any effect: the node retries it.
+		await sandbox.control.injectFault({ route: 'markOrdersPacked', mode: '500', when: 'before', count: 1 });
 
-		const ex = await timings.time('REST run: evening pack and report', () => n8n.runWorkflow(WF.eveningPack));
+		const ex = await timings.time('REST run: evening pack and report (one 500 retried)', () => n8n.runWorkflow(WF.eveningPack));
 		expect(ex.status).toBe('success');
 
 		const reads = (await requestsOf('listOrders', since)).filter((r) => r.rawQuery.includes('statuses=Created'));
@@ -263,10 +265,14 @@ describe('action workflows, headless', () => {
 			.map((o) => o.id);
 		expect(expected.length).toBeGreaterThanOrEqual(3);
 
-		const batches = await requestsOf('markOrdersPacked', since);
-		expect(batches).toHaveLength(Math.ceil(expected.length / 100));
-		expect((JSON.parse(batches[0].body) as { orderIds: number[] }).orderIds.sort()).toEqual([...expected].sort());
-		expect(batches[0].headers['idempotency-key']).toBeTruthy();
+		// One batch (ceil(N/100) = 1), sent twice: the 500, then the retry with the same key and body.
+		const attempts = await requestsOf('markOrdersPacked', since);
+		expect(attempts.map((r) => r.status)).toEqual([500, 200]);
+		const keys = new Set(attempts.map((r) => r.headers['idempotency-key']));
+		expect(keys.size).toBe(Math.ceil(expected.length / 100));
+		expect([...keys][0]).toBeTruthy();
+		expect(attempts[1].body).toBe(attempts[0].body);
+		expect((JSON.parse(attempts[1].body) as { orderIds: number[] }).orderIds.sort()).toEqual([...expected].sort());
 
 		const packed = nodeOutput(ex, 'Mark Packed');
 		expect(packed.map((r) => [r.orderId, r.success, r.status])).toEqual(expected.map((id) => [id, true, 'Packed']));
@@ -276,6 +282,14 @@ describe('action workflows, headless', () => {
 
 		const after = await sandbox.control.state<{ id: number; status: string }>('orders');
 		for (const id of expected) expect(after.find((o) => o.id === id)?.status).toBe('Packed');
+
+		// Run again: nothing Created today is left, the report still comes (0 of 0), nothing is written.
+		const againSince = await lastSeq();
+		const again = await n8n.runWorkflow(WF.eveningPack);
+		expect(again.status).toBe('success');
+		expect(nodeOutput(again, 'Mark Packed')).toEqual([]);
+		expect(nodeOutput(again, 'Packing Report')).toMatchObject([{ ordersFound: 0, packed: 0, failed: 0 }]);
+		expect(await requestsOf('markOrdersPacked', againSince)).toEqual([]);
 	});
 });
 
