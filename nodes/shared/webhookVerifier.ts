@@ -192,7 +192,7 @@ export function parseSecret(secret: string): Buffer {
 /**
  * `createHmac` with a raw Buffer key sets the key up anew on every call, which on Node 24 costs
  * more than hashing a 4 KB body; with a reused KeyObject that cost goes away (see
- * test/bench/RESULTS.md). KeyObjects are cached by key content, not by Buffer identity, so a caller
+ * test/bench/results/signatures.md). KeyObjects are cached by key content, not by Buffer identity, so a caller
  * that parses the secret on every request still hits the cache and a Buffer modified after use can
  * never select a stale key. The cache is bounded; the oldest entry is dropped first.
  */
