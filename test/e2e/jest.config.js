@@ -11,8 +11,8 @@ module.exports = {
 		'^.+\\.ts$': [
 			'ts-jest',
 			{
-				isolatedModules: true,
 				tsconfig: {
+					isolatedModules: true,
 					module: 'commonjs',
 					target: 'es2022',
 					esModuleInterop: true,
