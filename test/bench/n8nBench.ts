@@ -1,0 +1,276 @@
+/**
+ * Shared plumbing of the real-n8n benchmark scripts (trigger.bench.ts, soak.ts, outage.ts): the
+ * sandbox and one n8n 2.41.1 (test/e2e/n8n.ts) with this package, the sandbox's demo key as a
+ * credential, workflow builders, Standard Webhooks signing, a keep-alive load generator and
+ * execution counting. Not a test; nothing here asserts.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { resolve } from 'node:path';
+
+import { startSandbox, type SandboxHandle } from '../sandbox';
+import { startN8n, type N8nHandle, type PublicApi, type StartN8nOptions } from '../e2e/n8n';
+
+export const repoRoot = resolve(__dirname, '..', '..');
+export const PKG = 'n8n-nodes-marketplace-management';
+export const TRIGGER_TYPE = `${PKG}.marketplaceTrigger`;
+export const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
+
+export interface Bench {
+	sandbox: SandboxHandle;
+	n8n: N8nHandle;
+	api: PublicApi;
+	credentialId: string;
+}
+
+/**
+ * Environment for the benchmark servers: no pruning of executions (n8n keeps at most 10,000 by
+ * default and prunes in the background, which would make counts wrong). The log level stays info:
+ * start-up is detected by the info line "Editor is now accessible via".
+ */
+export const BENCH_ENV: Record<string, string> = {
+	EXECUTIONS_DATA_PRUNE: 'false',
+};
+
+export async function bootBench(opts: Partial<StartN8nOptions> = {}): Promise<Bench> {
+	const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true });
+	const n8n = await startN8n({ packageRoot: repoRoot, ...opts, env: { ...BENCH_ENV, ...(opts.env ?? {}) } });
+	await n8n.setupOwner();
+	await n8n.login();
+	const credentialId = await n8n.createCredential({
+		name: 'Marketplace sandbox (bench)',
+		type: 'marketplaceApi',
+		data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey },
+	});
+	const api = await n8n.publicApi();
+	return { sandbox, n8n, api, credentialId };
+}
+
+/** Our trigger (order.created) followed by a No Operation node. */
+export function triggerWorkflow(id: string, webhookId: string, credentialId: string, withNoOp = true) {
+	const nodes: unknown[] = [
+		{
+			id: `${id}-trigger`,
+			name: 'Order Created',
+			type: TRIGGER_TYPE,
+			typeVersion: 1,
+			position: [0, 0],
+			webhookId,
+			credentials: { marketplaceApi: { id: credentialId, name: 'Marketplace sandbox (bench)' } },
+			parameters: { eventTypes: ['order.created'] },
+		},
+	];
+	if (withNoOp) nodes.push({ id: `${id}-noop`, name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [260, 0], parameters: {} });
+	return {
+		id,
+		name: `bench: marketplace trigger ${id}`,
+		nodes,
+		connections: withNoOp ? { 'Order Created': { main: [[{ node: 'Done', type: 'main', index: 0 }]] } } : {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+/** n8n's built-in Webhook node (POST, respond immediately) followed by the same No Operation node. */
+export function webhookNodeWorkflow(id: string, path: string, withNoOp = true) {
+	const nodes: unknown[] = [
+		{
+			id: `${id}-webhook`,
+			name: 'Webhook',
+			type: 'n8n-nodes-base.webhook',
+			typeVersion: 2,
+			position: [0, 0],
+			webhookId: randomUUID(),
+			parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+		},
+	];
+	if (withNoOp) nodes.push({ id: `${id}-noop`, name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [260, 0], parameters: {} });
+	return {
+		id,
+		name: `bench: webhook node ${id}`,
+		nodes,
+		connections: withNoOp ? { Webhook: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } } : {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+export async function activate(bench: Bench, workflowId: string): Promise<void> {
+	await bench.api.activateWorkflow(workflowId);
+	await bench.n8n.waitForActivation(workflowId);
+}
+
+/** The endpoint the trigger registered at the sandbox for this production URL (with its secret). */
+export async function endpointFor(bench: Bench, url: string) {
+	const found = (await bench.sandbox.control.endpoints()).find((e) => e.url === url);
+	if (!found) throw new Error(`no endpoint registered for ${url}`);
+	return found;
+}
+
+// ---- Standard Webhooks signing (spec 6.3), the sandbox's own scheme ----
+
+export interface Delivery {
+	id: string;
+	body: string;
+	headers: Record<string, string>;
+}
+
+export function signature(secret: string, id: string, timestamp: number, body: string): string {
+	const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+	return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+export function orderCreatedEvent(id = `evt_${randomUUID()}`, orderId = 1001) {
+	return { id, type: 'order.created', createdAt: new Date().toISOString(), data: { brandId: 1, orderId } };
+}
+
+/** A signed delivery of `event`, timestamped `nowSeconds + offsetSeconds`. */
+export function signedDelivery(secret: string, event: { id: string }, offsetSeconds = 0): Delivery {
+	const body = JSON.stringify(event);
+	const timestamp = Math.floor(Date.now() / 1000) + offsetSeconds;
+	return {
+		id: event.id,
+		body,
+		headers: {
+			'content-type': 'application/json',
+			'user-agent': 'MarketplaceManagement-Webhooks/1',
+			'webhook-id': event.id,
+			'webhook-timestamp': String(timestamp),
+			'webhook-signature': signature(secret, event.id, timestamp, body),
+		},
+	};
+}
+
+// ---- load generator ----
+
+export interface PostResult {
+	status: number;
+	ms: number;
+	error?: string;
+}
+
+export function keepAliveAgent(maxSockets: number): Agent {
+	return new Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
+}
+
+/** One POST over the agent; resolves with the status (0 on a network error) and the latency. */
+export function post(agent: Agent, url: string, delivery: { body: string; headers: Record<string, string> }): Promise<PostResult> {
+	const started = performance.now();
+	const u = new URL(url);
+	return new Promise((resolvePost) => {
+		const req = request(
+			{
+				agent,
+				host: u.hostname,
+				port: u.port,
+				path: u.pathname,
+				method: 'POST',
+				headers: { ...delivery.headers, 'content-length': Buffer.byteLength(delivery.body) },
+			},
+			(res) => {
+				res.resume();
+				res.on('end', () => resolvePost({ status: res.statusCode ?? 0, ms: performance.now() - started }));
+			},
+		);
+		req.on('error', (e) => resolvePost({ status: 0, ms: performance.now() - started, error: e.message }));
+		req.end(delivery.body);
+	});
+}
+
+/** Runs `tasks` with at most `concurrency` at a time, in order of start. */
+export async function pool<T>(concurrency: number, count: number, task: (i: number) => Promise<T>): Promise<T[]> {
+	const results = new Array<T>(count);
+	let next = 0;
+	const worker = async () => {
+		while (next < count) {
+			const i = next++;
+			results[i] = await task(i);
+		}
+	};
+	await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+	return results;
+}
+
+export function percentile(sorted: number[], p: number): number {
+	if (sorted.length === 0) return NaN;
+	const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+	return sorted[i];
+}
+
+// ---- executions ----
+
+/** Number of executions of a workflow n8n has stored (internal REST, which answers a count). */
+export async function executionCount(n8n: N8nHandle, workflowId: string, status?: string[]): Promise<number> {
+	const filter = JSON.stringify(status ? { workflowId, status } : { workflowId });
+	const r = await n8n.rest<{ count: number; estimated?: boolean }>('GET', `/executions?filter=${encodeURIComponent(filter)}&limit=1`);
+	return r.count;
+}
+
+/** Polls until the workflow has `expected` finished executions and none running; returns the wait. */
+export async function waitForExecutions(n8n: N8nHandle, workflowId: string, expected: number, timeoutMs = 600_000): Promise<number> {
+	const started = Date.now();
+	let last = -1;
+	let lastChange = Date.now();
+	while (true) {
+		const done = await executionCount(n8n, workflowId, ['success', 'error', 'crashed', 'canceled']);
+		if (done >= expected) return Date.now() - started;
+		if (done !== last) {
+			last = done;
+			lastChange = Date.now();
+		}
+		// no progress for 30 s: give up (a lost execution would otherwise wait the whole timeout)
+		if (Date.now() - lastChange > 30_000 || Date.now() - started > timeoutMs) return Date.now() - started;
+		await sleep(50);
+	}
+}
+
+/** Every execution of a workflow through the public API (paged, 250 at a time), optionally with data. */
+export async function allExecutions(api: PublicApi, workflowId: string, includeData = false): Promise<any[]> {
+	const all: any[] = [];
+	let cursor: string | undefined;
+	do {
+		const q = new URLSearchParams({ workflowId, limit: '250', includeData: String(includeData) });
+		if (cursor) q.set('cursor', cursor);
+		const page = await api.request<{ data: any[]; nextCursor?: string | null }>('GET', `/executions?${q.toString()}`);
+		all.push(...page.data);
+		cursor = page.nextCursor ?? undefined;
+	} while (cursor);
+	return all;
+}
+
+/** The event id our trigger emitted in an execution (output of the node "Order Created"). */
+export function eventIdOf(execution: any): string | undefined {
+	return execution?.data?.resultData?.runData?.['Order Created']?.[0]?.data?.main?.[0]?.[0]?.json?.id;
+}
+
+// ---- reporting ----
+
+export function codeVersion(): string {
+	try {
+		const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot }).toString().trim();
+		const dirty = execFileSync('git', ['status', '--porcelain', '--', 'nodes', 'credentials'], { cwd: repoRoot }).toString().trim();
+		return `commit ${head}${dirty ? ' with uncommitted changes under nodes/ or credentials/' : ' (no uncommitted changes under nodes/ or credentials/)'}`;
+	} catch {
+		return 'unknown commit';
+	}
+}
+
+export const fmt = (n: number, digits = 0) =>
+	Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a';
+
+export function shuffle<T>(items: T[], seed: number): T[] {
+	// mulberry32: a reproducible order for a given seed
+	let a = seed >>> 0;
+	const rand = () => {
+		a = (a + 0x6d2b79f5) >>> 0;
+		let t = a;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+	const out = [...items];
+	for (let i = out.length - 1; i > 0; i--) {
+		const j = Math.floor(rand() * (i + 1));
+		[out[i], out[j]] = [out[j], out[i]];
+	}
+	return out;
+}
