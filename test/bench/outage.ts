@@ -9,6 +9,8 @@
  *     workflow active and its webhook registered, n8n-runtime.md).
  *  4. The clock moved 300 s: the third attempts reach n8n and are delivered. Then 1,800 s and
  *     7,200 s more: nothing is sent again.
+ *  Also: one event delivered before the stop is redelivered after the start (same webhook-id and
+ *  body): it must not run again (the trigger's de-duplication has to survive the restart).
  *
  * Checked: every event ran exactly once (executions through the public API, by event id), and the
  * attempt times in the sandbox's attempt log (virtual clock) are +60 s and +300 s after the previous
@@ -59,6 +61,12 @@ async function main() {
 	const endpoint = (await sandbox.control.endpoints()).find((e) => e.url === url);
 	if (!endpoint) throw new Error(`no endpoint for ${url}`);
 
+	// One event delivered while n8n is up: redelivered after the restart, it must not run again.
+	const before = await sandbox.control.createOrder({ brandId: 1 });
+	await waitForExecutions(n8n, wf.id, 1, 60_000);
+	const staticDataOf = async () => JSON.stringify((await n8n.rest<{ staticData?: unknown }>('GET', `/workflows/${wf.id}`)).staticData ?? null);
+	const staticBefore = await staticDataOf();
+
 	// 2. down
 	await time('n8n stop', () => n8n.stop());
 	const eventIds: string[] = [];
@@ -98,6 +106,10 @@ async function main() {
 		await waitAttempts(3, 'the third attempts');
 		await waitForExecutions(n8n, wf.id, orders, 120_000);
 	});
+	// the event delivered before the stop, sent again by the service (same webhook-id and body)
+	const redelivered = await sandbox.control.redeliver(before.deliveryIds[0]);
+	const redeliveryStatus = redelivered.attemptLog[redelivered.attemptLog.length - 1].statusCode;
+	const staticAfter = await staticDataOf();
 	const ranAt1800 = await advance(1800);
 	const ranAt7200 = await advance(7200);
 	await sleep(2000);
@@ -107,7 +119,8 @@ async function main() {
 	const perId = new Map<string, number>();
 	for (const id of ran) if (id) perId.set(id, (perId.get(id) ?? 0) + 1);
 	const exactlyOnce = eventIds.filter((id) => perId.get(id) === 1).length;
-	const extra = executions.length - exactlyOnce;
+	const extra = executions.length - exactlyOnce - (perId.get(before.event.id) ?? 0);
+	const seenStored = (json: string) => (json.includes('"seen"') ? 'yes' : 'no');
 
 	// attempt spacing on the virtual clock
 	const gaps: number[][] = finalDeliveries.map((d) => d.attemptLog.slice(1).map((a, i) => (a.atMs - d.attemptLog[i].atMs) / 1000));
@@ -141,6 +154,10 @@ async function main() {
 	row('executions beyond one per event', extra, 0);
 	row('executions not successful', executions.filter((e) => e.status !== 'success').length, 0);
 	row('deliveries whose attempt gaps are the spec schedule (+60 s, +300 s)', onSchedule, orders);
+	row('event delivered before the stop: executions after its redelivery post-restart', perId.get(before.event.id) ?? 0, 1);
+	lines.push('');
+	lines.push(`The redelivery after the restart was answered ${redeliveryStatus}. Accepted webhook-ids ("seen") in the workflow's static data as n8n stored it:`);
+	lines.push(`before the stop: ${seenStored(staticBefore)} (${fmt(staticBefore.length)} bytes); after the restart and ${orders} deliveries: ${seenStored(staticAfter)} (${fmt(staticAfter.length)} bytes).`);
 	lines.push('');
 	lines.push(`Attempt log of delivery ${example.id} (virtual clock; "timestamp sent" is the real Unix time the attempt was signed with):`);
 	lines.push('');
