@@ -299,6 +299,8 @@ describe('action workflows, headless', () => {
 let endpointId: number;
 let firstDeliveryId: number;
 let firstEventId: string;
+/** Ids of events accepted (and run) before the restart: their dedup must survive it. */
+const acceptedBeforeRestart: string[] = [];
 
 describe('Marketplace Trigger in a real n8n', () => {
 	test('the test URL (editor\'s "listen for test event"): registers /webhook-test/..., one event runs once, then its endpoint is deleted', async () => {
@@ -372,14 +374,37 @@ describe('Marketplace Trigger in a real n8n', () => {
 		expect(await webhookExecutions(WF.orderArrives)).toHaveLength(1);
 	});
 
+	test('concurrency: 4 simultaneous copies of one event start one run; 6 simultaneous distinct events start six', async () => {
+		const before = (await webhookExecutions(WF.orderArrives)).length;
+		const copyId = `msg_e2e_copies_${Date.now()}`;
+		const copies = await Promise.all(
+			[0, 1, 2, 3].map(() => sandbox.control.send(endpointId, { event: { id: copyId, type: 'order.created', data: { brandId: 1, orderId: 1001 } } })),
+		);
+		expect(copies.map((c) => c.statusCode)).toEqual([200, 200, 200, 200]);
+		const distinct = await Promise.all(
+			[0, 1, 2, 3, 4, 5].map((i) =>
+				sandbox.control.send(endpointId, { event: { id: `msg_e2e_distinct_${i}_${Date.now()}`, type: 'order.created', data: { brandId: 1, orderId: 1001 } } }),
+			),
+		);
+		expect(distinct.map((c) => c.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
+		acceptedBeforeRestart.push(copyId, ...distinct.map((d) => d.webhookId));
+		await waitFor('seven executions', async () => ((await webhookExecutions(WF.orderArrives)).length >= before + 7 ? true : undefined));
+		await sleep(1500);
+		const ids = (await webhookExecutions(WF.orderArrives)).slice(before).map((e) => nodeOutput(e, 'Order Created')[0].id);
+		expect(ids.filter((id) => id === copyId)).toHaveLength(1);
+		expect(ids.sort()).toEqual([copyId, ...distinct.map((d) => d.webhookId)].sort());
+	});
+
 	test('an untouched signed delivery of a new event via the same path does start one run (control for the 401s)', async () => {
+		const before = (await webhookExecutions(WF.orderArrives)).length;
 		const sent = await sandbox.control.send(endpointId, { event: { type: 'order.created', data: { brandId: 1, orderId: 1001 } } });
 		expect(sent.statusCode).toBe(200);
-		const list = await waitFor('the second execution', async () => {
+		const list = await waitFor('one more execution', async () => {
 			const l = await webhookExecutions(WF.orderArrives);
-			return l.length === 2 ? l : undefined;
+			return l.length === before + 1 ? l : undefined;
 		});
-		expect(nodeOutput(list[1], 'Order Created')[0].id).toBe(sent.webhookId);
+		expect(nodeOutput(list[before], 'Order Created')[0].id).toBe(sent.webhookId);
+		acceptedBeforeRestart.push(sent.webhookId);
 	});
 
 	test('story (c): band entered -> brand health read -> alert; the band_exited event starts nothing', async () => {
@@ -500,15 +525,33 @@ describe('after a restart of n8n', () => {
 		const { order, event } = await sandbox.control.createOrder({ brandId: 2 });
 		const list = await waitFor('the post-restart executions', async () => {
 			const l = await webhookExecutions(WF.orderArrives);
-			return l.length === executedBefore + 2 ? l : undefined;
+			return l.some((e) => nodeOutput(e, 'Order Created')[0]?.id === event.id) ? l : undefined;
 		});
 		const post = list.find((e) => nodeOutput(e, 'Order Created')[0]?.id === event.id)!;
 		expect(nodeOutput(post, 'Get Order')).toMatchObject([{ id: order.id }]);
-		await sleep(1000);
+		await sleep(1500);
 		const ids = (await webhookExecutions(WF.orderArrives)).map((e) => nodeOutput(e, 'Order Created')[0].id);
 		expect(ids).toHaveLength(executedBefore + 2);
 		expect(new Set(ids).size).toBe(ids.length);
 		expect(ids).toEqual(expect.arrayContaining([firstEventId, between.event.id, event.id]));
+	});
+
+	// KNOWN DEFECT (test.failing passes while the defect is there; remove `.failing` once fixed).
+	// An accepted delivery's webhook-id is kept only in process memory: n8n 2.41.1 saves no static
+	// data for a webhook() that returns workflowData in responseMode onReceived (it answers after
+	// WorkflowRunner.run(), whose new Workflow re-wraps the same staticData object and resets its
+	// __dataChanged flag), so after a restart the same event starts a second run. Only ids that
+	// were later acknowledged as duplicates (that answer saves the merged store) survive.
+	test.failing('dedup survives a restart: events accepted before it, sent again after it, start no second run', async () => {
+		const before = (await webhookExecutions(WF.orderArrives)).length;
+		const resent = await Promise.all(
+			acceptedBeforeRestart.map((id) => sandbox.control.send(endpointId, { event: { id, type: 'order.created', data: { brandId: 1, orderId: 1001 } } })),
+		);
+		expect(resent.map((r) => r.statusCode)).toEqual(acceptedBeforeRestart.map(() => 200));
+		await sleep(2000);
+		const rerun = (await webhookExecutions(WF.orderArrives)).slice(before).map((e) => nodeOutput(e, 'Order Created')[0].id);
+		console.log(`[e2e] events accepted before the restart and run again after it: ${rerun.length} of ${acceptedBeforeRestart.length} ${JSON.stringify(rerun)}`);
+		expect(rerun).toEqual([]);
 	});
 
 	test('polling after the restart: an order created just before it is reported exactly once', async () => {
