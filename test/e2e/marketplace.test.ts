@@ -407,13 +407,33 @@ describe('Marketplace Trigger in a real n8n', () => {
 		acceptedBeforeRestart.push(sent.webhookId);
 	});
 
-	test('story (c): band entered -> brand health read -> alert; the band_exited event starts nothing', async () => {
+	test('story (c), activated over a Disabled endpoint at its URL: adopted and re-enabled; band entered -> brand health read -> alert (with the missed-events notice); band_exited starts nothing', async () => {
+		// An endpoint for this URL already exists and the service disabled it (e.g. n8n was down for days).
+		const serviceApi = async (method: string, path: string, body: unknown) => {
+			const res = await fetch(`${sandbox.baseUrl}${path}`, {
+				method,
+				headers: { authorization: `Bearer ${sandbox.demoApiKey}`, 'content-type': 'application/json', 'idempotency-key': `e2e-${Date.now()}-${Math.random()}` },
+				body: JSON.stringify(body),
+			});
+			expect(res.status).toBeLessThan(300);
+			return (await res.json()) as any;
+		};
+		const preexisting = await serviceApi('POST', '/v1/webhook-endpoints', {
+			url: webhookUrl(BRAND_HEALTH_WEBHOOK_ID),
+			description: 'left over',
+			eventTypes: ['brand_health.band_exited'],
+		});
+		const preexistingId = preexisting.webhookEndpoint.id as number;
+		await serviceApi('PATCH', `/v1/webhook-endpoints/${preexistingId}`, { status: 'Disabled' });
+
 		await timings.time('brand health trigger: activate + publication', async () => {
 			await api.activateWorkflow(WF.brandHealth);
 			await n8n.waitForActivation(WF.brandHealth);
 		});
-		const [endpoint] = await endpointsAt(BRAND_HEALTH_WEBHOOK_ID);
-		expect(endpoint).toMatchObject({ eventTypes: ['brand_health.band_entered'], status: 'Enabled' });
+		const atUrl = await endpointsAt(BRAND_HEALTH_WEBHOOK_ID);
+		expect(atUrl).toHaveLength(1);
+		const [endpoint] = atUrl;
+		expect(endpoint).toMatchObject({ id: preexistingId, eventTypes: ['brand_health.band_entered'], status: 'Enabled' });
 
 		const { events } = await sandbox.control.setBand(2, { dimension: 'DeliveryPerformance', band: 'Critical' });
 		expect(events.map((e) => e.event.type).sort()).toEqual(['brand_health.band_entered', 'brand_health.band_exited']);
@@ -425,6 +445,7 @@ describe('Marketplace Trigger in a real n8n', () => {
 		const entered = events.find((e) => e.event.type === 'brand_health.band_entered')!.event;
 		expect(nodeOutput(ex, 'Band Entered')[0]).toMatchObject({ id: entered.id, data: entered.data });
 		expect(nodeOutput(ex, 'Get Brand Health')[0]).toMatchObject({ brandId: 2 });
+		expect(nodeOutput(ex, 'Band Entered')[0].notice?.message).toMatch(/re-enabled/);
 		const [alert] = nodeOutput(ex, 'Alert');
 		expect(alert).toMatchObject({ severity: 'high', brandId: 2, eventId: entered.id, message: 'Brand 2: DeliveryPerformance entered band Critical' });
 		expect(alert.dimensionsNow.every((d: { dimension: string; band: string }) => d.dimension === 'DeliveryPerformance' && d.band === 'Critical')).toBe(true);
@@ -434,6 +455,19 @@ describe('Marketplace Trigger in a real n8n', () => {
 		const deliveries = await sandbox.control.deliveries(endpoint.id);
 		expect(deliveries.every((d) => d.status === 'Delivered')).toBe(true);
 		expect(await webhookExecutions(WF.brandHealth)).toHaveLength(1);
+	});
+	// KNOWN DEFECT, same cause as the dedup one below: clearing the one-time notice in webhook() is
+	// not saved by n8n, so every later event of this endpoint carries it again.
+	test.failing('the missed-events notice comes with the first event after the re-enable only', async () => {
+		const before = (await webhookExecutions(WF.brandHealth)).length;
+		await sandbox.control.setBand(2, { dimension: 'DeliveryPerformance', band: 'Good' });
+		const list = await waitFor('the second alert', async () => {
+			const l = await webhookExecutions(WF.brandHealth);
+			return l.length > before ? l : undefined;
+		});
+		const item = nodeOutput(list[before], 'Band Entered')[0];
+		console.log(`[e2e] second event after the re-enable carries the notice: ${item.notice !== undefined}`);
+		expect(item.notice).toBeUndefined();
 	});
 });
 
