@@ -204,7 +204,15 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			setRecord(data, url, cleared);
 		}
 		const item: INodeExecutionData = { json };
-		return { workflowData: [[item]] };
+		// The trigger answers the service itself (noWebhookResponse). n8n saves the workflow's static
+		// data (the accepted id just recorded) when the answer is given; when n8n answers on our behalf
+		// ("on received"), it does so only after WorkflowRunner.run() has wrapped the same static data
+		// in a new Workflow, which clears its changed flag, so the id was never saved and the event
+		// ran again after a restart (seen in n8n 2.41.1). The cost: a crash in the moment between this
+		// answer and n8n recording the execution loses that one event (the service does not resend a
+		// 2xx); the README says how to catch up.
+		this.getResponseObject().status(200).json({ received: true, id: event.id });
+		return { noWebhookResponse: true, workflowData: [[item]] };
 	} finally {
 		inFlight.delete(flightKey);
 		release();
