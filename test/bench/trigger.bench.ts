@@ -177,7 +177,11 @@ async function main() {
 	lines.push(`| A Marketplace Trigger | ${fmt(expected.ours)} | ${fmt(oursExecutions.length)} | ${notSuccess(oursExecutions)} | ${fmt(distinctOurs)} |`);
 	lines.push(`| B Webhook node | ${fmt(expected.theirs)} | ${fmt(theirsExecutions.length)} | ${notSuccess(theirsExecutions)} | n/a |`);
 	lines.push('');
-	lines.push(`Static data of workflow A after the run: ${fmt(staticBytes)} bytes of JSON (no accepted-id store "seen" in it: n8n 2.41.1 did not save the static data the trigger changed in webhook(); see outage.md). Cause of the gap: trigger-isolate-skip-off.md (n8n acquires an expression isolate for every webhook request of a trigger other than its own Webhook node; with that skip turned off both rates are equal at concurrency 1).`);
+	const hasSeen = JSON.stringify(staticData ?? null).includes('"seen"');
+	lines.push(
+		`Static data of workflow A after the run, as n8n stored it: ${fmt(staticBytes)} bytes of JSON, ${hasSeen ? 'with' : 'WITHOUT'} the accepted-id store "seen" (it is written with every accepted delivery). ` +
+			'Cause of the gap: trigger-isolate-skip-off.md (n8n acquires an expression isolate for every webhook request of a trigger other than its own Webhook node; with that skip turned off both rates are equal at concurrency 1).',
+	);
 	lines.push('');
 	const text = lines.join('\n');
 	console.log(text);
