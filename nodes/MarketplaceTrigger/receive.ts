@@ -91,14 +91,19 @@ async function rawBodyOf(request: RawRequest): Promise<Buffer | undefined> {
 	return Buffer.isBuffer(request.rawBody) ? request.rawBody : undefined;
 }
 
-/** Static data's ids at this URL united with this process's, written back to both. */
-function seenStore(data: IDataObject, url: string, scope: string, nowMs: number): DedupStore {
+/**
+ * Static data's ids at this URL united with this process's (kept as this process's memory).
+ * `repaired`: this process knew ids the static data lacked (a concurrent save overwrote them).
+ */
+function seenStore(data: IDataObject, url: string, scope: string, nowMs: number): { store: DedupStore; repaired: boolean } {
 	const store = loadSeen(data, url);
+	const stored = store.size;
 	const remembered = memory.get(scope);
 	if (remembered) store.merge(remembered);
+	const repaired = store.size > stored;
 	store.prune(nowMs);
 	memory.set(scope, store);
-	return store;
+	return { store, repaired };
 }
 
 async function readCurrentState(
@@ -166,8 +171,10 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	for (let running = inFlight.get(flightKey); running; running = inFlight.get(flightKey)) {
 		await running;
 	}
-	if (seenStore(data, url, scope, Date.now()).has(key, Date.now())) {
-		saveSeen(data, url, memory.get(scope)!);
+	const seen = seenStore(data, url, scope, Date.now());
+	if (seen.store.has(key, Date.now())) {
+		// Written back only when it repairs the static data: every write makes n8n save it all.
+		if (seen.repaired) saveSeen(data, url, seen.store);
 		return acknowledge('duplicate', { id: verdict.id });
 	}
 	let release: () => void = () => {};
@@ -184,7 +191,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		}
 
 		// 5. record and emit
-		const store = seenStore(data, url, scope, Date.now());
+		const { store } = seenStore(data, url, scope, Date.now());
 		store.add(key, Date.now());
 		saveSeen(data, url, store);
 
