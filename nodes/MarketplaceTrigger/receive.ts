@@ -80,8 +80,9 @@ function reply(ctx: IWebhookFunctions, status: number, body: IDataObject): IWebh
 	return { noWebhookResponse: true };
 }
 
-function acknowledge(reason: string, extra: IDataObject = {}): IWebhookResponseData {
-	return { webhookResponse: { received: true, ignored: reason, ...extra } };
+/** 2xx for a delivery that starts nothing, answered at once like every other answer of ours. */
+function acknowledge(ctx: IWebhookFunctions, reason: string, extra: IDataObject = {}): IWebhookResponseData {
+	return reply(ctx, 200, { received: true, ignored: reason, ...extra });
 }
 
 async function rawBodyOf(request: RawRequest): Promise<Buffer | undefined> {
@@ -159,9 +160,9 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (!event) return reply(this, 400, { error: 'malformed-event', message: 'The body is not an event envelope' });
 	const options = this.getNodeParameter('options', {}) as ReceiveOptions;
 	if (event.type === TEST_EVENT_TYPE) {
-		if (options.emitTestEvents !== true) return acknowledge('test-event', { hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries' });
+		if (options.emitTestEvents !== true) return acknowledge(this, 'test-event', { hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries' });
 	} else if (!isSubscribable(event.type) || !normaliseEventTypes(this.getNodeParameter('eventTypes', [])).includes(event.type)) {
-		return acknowledge('event-type-not-subscribed', { type: event.type });
+		return acknowledge(this, 'event-type-not-subscribed', { type: event.type });
 	}
 
 	// 3. duplicates
@@ -175,7 +176,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (seen.store.has(key, Date.now())) {
 		// Written back only when it repairs the static data: every write makes n8n save it all.
 		if (seen.repaired) saveSeen(data, url, seen.store);
-		return acknowledge('duplicate', { id: verdict.id });
+		return acknowledge(this, 'duplicate', { id: verdict.id });
 	}
 	let release: () => void = () => {};
 	inFlight.set(flightKey, new Promise<void>((resolve) => (release = resolve)));
