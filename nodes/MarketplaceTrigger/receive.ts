@@ -56,9 +56,29 @@ const memory = new Map<string, DedupStore>();
 /** Deliveries being processed right now, by workflow, URL and id. */
 const inFlight = new Map<string, Promise<void>>();
 
+/** When this process last wrote each scope's id store into the static data. */
+const lastWritten = new Map<string, number>();
+
+/**
+ * The id store is written into the static data at most this often per endpoint. Every write makes
+ * n8n save the workflow's static data, and on SQLite those saves contend with the executions' own
+ * writes: at ~27 accepted deliveries/s, one save each made n8n time out on its write lock and drop
+ * executions (test/bench/soak.ts). Ids accepted in between stay in this process's memory and go
+ * out with the next write; a restart can forget only the ids of the last quarter second before it.
+ */
+export const STORE_WRITE_INTERVAL_MS = 250;
+
 /** Forgets this process's memory of accepted ids, as an n8n restart does (for tests). */
 export function forgetProcessMemory(): void {
 	memory.clear();
+	lastWritten.clear();
+}
+
+/** Writes the store into the static data when the last write is old enough. */
+function writeStore(data: IDataObject, url: string, scope: string, store: DedupStore, nowMs: number): void {
+	if (nowMs - (lastWritten.get(scope) ?? 0) < STORE_WRITE_INTERVAL_MS) return;
+	saveSeen(data, url, store);
+	lastWritten.set(scope, nowMs);
 }
 
 type RawRequest = ReturnType<IWebhookFunctions['getRequestObject']> & {
@@ -175,7 +195,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const seen = seenStore(data, url, scope, Date.now());
 	if (seen.store.has(key, Date.now())) {
 		// Written back only when it repairs the static data: every write makes n8n save it all.
-		if (seen.repaired) saveSeen(data, url, seen.store);
+		if (seen.repaired) writeStore(data, url, scope, seen.store, Date.now());
 		return acknowledge(this, 'duplicate', { id: verdict.id });
 	}
 	let release: () => void = () => {};
@@ -194,7 +214,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		// 5. record and emit
 		const { store } = seenStore(data, url, scope, Date.now());
 		store.add(key, Date.now());
-		saveSeen(data, url, store);
+		writeStore(data, url, scope, store, Date.now());
 
 		const json: IDataObject = {
 			id: event.id,

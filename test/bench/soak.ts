@@ -211,6 +211,8 @@ async function main() {
 	writeFileSync(RESULTS, text);
 	console.log(`[soak] wrote ${RESULTS}`);
 
+	mkdirSync(join(__dirname, '../../tmp'), { recursive: true });
+	writeFileSync(join(__dirname, '../../tmp/soak-n8n.log'), n8n.logs());
 	await n8n.stop();
 	await bench.sandbox.close();
 }

@@ -6,7 +6,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
+import { forgetProcessMemory, STORE_WRITE_INTERVAL_MS } from '../../nodes/MarketplaceTrigger/receive';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { TriggerBench, eventually, recordOf, settledRuns, type TriggerHarness } from './helpers';
 
@@ -177,6 +177,29 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
 	expect(await settledRuns(t)).toBe(3);
 	expect(answers.filter((a) => (a.body as IDataObject).ignored === 'duplicate')).toHaveLength(2);
+});
+
+test('the id store is written at most every STORE_WRITE_INTERVAL_MS; ids in between go out with the next write', async () => {
+	const { t } = await activeTrigger();
+	const secret = String(recordOf(t, t.webhookUrl)!.secret);
+	const storedIds = () => {
+		const seen = (t.staticData.seen ?? {}) as IDataObject;
+		return Object.values(seen).flatMap((state) => ((state as IDataObject).ids as string[]) ?? []).length;
+	};
+	await new Promise((r) => setTimeout(r, STORE_WRITE_INTERVAL_MS));
+	expect((await deliverSigned(t, [secret], orderEvent('evt_write_1'))).status).toBe(200);
+	const writtenAt = Date.now();
+	const afterFirst = storedIds();
+	expect(afterFirst).toBeGreaterThan(0);
+	// right after a write: accepted and run, but not written yet (checked when it did come in time)
+	expect((await deliverSigned(t, [secret], orderEvent('evt_write_2'))).status).toBe(200);
+	if (Date.now() - writtenAt < STORE_WRITE_INTERVAL_MS) expect(storedIds()).toBe(afterFirst);
+	await t.waitForRuns(2);
+	// the next accepted delivery after the interval writes both
+	await new Promise((r) => setTimeout(r, STORE_WRITE_INTERVAL_MS));
+	expect((await deliverSigned(t, [secret], orderEvent('evt_write_3'))).status).toBe(200);
+	expect(storedIds()).toBe(afterFirst + 2);
+	await t.waitForRuns(3);
 });
 
 test('rotation overlap: after a rotation it made, the trigger accepts the previous secret for 24 hours, then only the new one', async () => {
