@@ -74,11 +74,12 @@ export function forgetProcessMemory(): void {
 	lastWritten.clear();
 }
 
-/** Writes the store into the static data when the last write is old enough. */
-function writeStore(data: IDataObject, url: string, scope: string, store: DedupStore, nowMs: number): void {
-	if (nowMs - (lastWritten.get(scope) ?? 0) < STORE_WRITE_INTERVAL_MS) return;
+/** Writes the store into the static data when the last write is old enough; true if it did. */
+function writeStore(data: IDataObject, url: string, scope: string, store: DedupStore, nowMs: number): boolean {
+	if (nowMs - (lastWritten.get(scope) ?? 0) < STORE_WRITE_INTERVAL_MS) return false;
 	saveSeen(data, url, store);
 	lastWritten.set(scope, nowMs);
+	return true;
 }
 
 type RawRequest = ReturnType<IWebhookFunctions['getRequestObject']> & {
@@ -214,7 +215,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		// 5. record and emit
 		const { store } = seenStore(data, url, scope, Date.now());
 		store.add(key, Date.now());
-		writeStore(data, url, scope, store, Date.now());
+		let mustSave = writeStore(data, url, scope, store, Date.now());
 
 		const json: IDataObject = {
 			id: event.id,
@@ -230,17 +231,26 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			const cleared = { ...record };
 			delete cleared.missedEvents;
 			setRecord(data, url, cleared);
+			mustSave = true;
 		}
 		const item: INodeExecutionData = { json };
-		// The trigger answers the service itself (noWebhookResponse). n8n saves the workflow's static
-		// data (the accepted id just recorded) when the answer is given; when n8n answers on our behalf
-		// ("on received"), it does so only after WorkflowRunner.run() has wrapped the same static data
-		// in a new Workflow, which clears its changed flag, so the id was never saved and the event
-		// ran again after a restart (seen in n8n 2.41.1). The cost: a crash in the moment between this
-		// answer and n8n recording the execution loses that one event (the service does not resend a
-		// 2xx); the README says how to catch up.
-		this.getResponseObject().status(200).json({ received: true, id: event.id });
-		return { noWebhookResponse: true, workflowData: [[item]] };
+		// Who answers the service decides what n8n saves and how fast deliveries may come in:
+		// - n8n's own answer ("on received") comes after WorkflowRunner.run() has registered the
+		//   execution, which paces the service to what n8n can store; but run() wraps the same static
+		//   data in a new Workflow, which clears its changed flag, so nothing changed in webhook() is
+		//   saved (n8n 2.41.1).
+		// - our own answer (noWebhookResponse) makes n8n save the static data before the run, but
+		//   comes before the execution exists: answering every delivery that way let the soak push
+		//   33/s into n8n and n8n dropped executions it could not store (SQLite write-lock timeouts).
+		// So the trigger answers itself only when the static data must be saved (the id store is due,
+		// at most every STORE_WRITE_INTERVAL_MS, or the notice was cleared), and leaves every other
+		// answer to n8n. Ids accepted in between are saved with the next such answer. The cost of our
+		// own answer: one that goes out while n8n shuts down can be dropped with its execution.
+		if (mustSave) {
+			this.getResponseObject().status(200).json({ received: true, id: event.id });
+			return { noWebhookResponse: true, workflowData: [[item]] };
+		}
+		return { webhookResponse: { received: true, id: event.id }, workflowData: [[item]] };
 	} finally {
 		inFlight.delete(flightKey);
 		release();
