@@ -8,7 +8,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { readAll } from '../shared/transport/pagination';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
-import { errorObjectOf, readFailure } from './apiFailure';
+import { errorObjectOf, isTransient, nodeApiError, readFailure } from '../shared/transport/apiFailure';
 import { normaliseEventTypes, sameEventTypes } from './events';
 import {
 	clearRecord,
@@ -200,11 +200,11 @@ async function explainCreateRefusal(
 	url: string,
 ): Promise<NodeApiError | undefined> {
 	const failure = readFailure(error);
-	if (failure.status === undefined || failure.status >= 500 || failure.status === 429) return undefined;
+	if (failure.status === undefined || isTransient(failure)) return undefined;
 	if (failure.status === 401 || failure.status === 403) return undefined;
 	const urlProblem = failure.pointers.find((p) => p.pointer === '/url');
 	if (failure.status === 400 && urlProblem) {
-		return new NodeApiError(ctx.getNode(), errorObjectOf(error), {
+		return nodeApiError(ctx.getNode(), errorObjectOf(error), {
 			message: `The service refused this node's webhook URL ${url}: ${urlProblem.detail || 'not acceptable'}`,
 			description:
 				'The Marketplace service only delivers to public https addresses. n8n builds this URL from its ' +
@@ -223,7 +223,7 @@ async function explainCreateRefusal(
 		return undefined;
 	}
 	if (endpoints.length < MAX_ENDPOINTS) return undefined;
-	return new NodeApiError(ctx.getNode(), errorObjectOf(error), {
+	return nodeApiError(ctx.getNode(), errorObjectOf(error), {
 		message: `You already own ${endpoints.length} webhook endpoints, the most the Marketplace service allows (${MAX_ENDPOINTS})`,
 		description:
 			'Free one, then activate this workflow again: delete an endpoint you no longer use with the Marketplace ' +
@@ -290,13 +290,14 @@ export async function deleteEndpoint(this: IHookFunctions): Promise<boolean> {
 				idempotencyKey: newIdempotencyKey(),
 			}, LIFECYCLE_TRANSPORT);
 		} catch (error) {
-			if (readFailure(error).status === 404) {
+			const failure = readFailure(error);
+			if (failure.status === 404) {
 				this.logger.info(`Webhook endpoint ${id} was already gone`);
 				continue;
 			}
-			throw new NodeApiError(this.getNode(), errorObjectOf(error), {
-				httpCode: readFailure(error).status === undefined ? undefined : String(readFailure(error).status),
-				message: `Could not delete webhook endpoint ${id} (${url}): ${readFailure(error).message}`,
+			throw nodeApiError(this.getNode(), errorObjectOf(error), {
+				httpCode: failure.status === undefined ? undefined : String(failure.status),
+				message: `Could not delete webhook endpoint ${id} (${url}): ${failure.message}`,
 			});
 		}
 	}

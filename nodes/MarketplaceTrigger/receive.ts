@@ -21,7 +21,7 @@ import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookRespon
 
 import { apiRequest, type TransportSettings } from '../shared/transport/request';
 import { verifyWebhook } from '../shared/webhookVerifier';
-import { isTransient, readFailure } from './apiFailure';
+import { isTransient, readFailure } from '../shared/transport/apiFailure';
 import { DedupStore } from './dedup';
 import {
 	dedupKey,

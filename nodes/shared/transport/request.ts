@@ -21,6 +21,7 @@ import type {
 import { NodeApiError, sleep } from 'n8n-workflow';
 
 import { fillPath, ROUTES, type RouteName } from '../routes';
+import { nodeApiError } from './apiFailure';
 import { formatProblem, readProblem, type ApiProblem } from './apiProblem';
 import { encodeQuery, type QueryValues } from './queryEncoding';
 import { Pacer, readRateLimit } from './rateLimit';
@@ -148,25 +149,12 @@ function apiError(
 		requestId: problem.requestId ?? null,
 		errors: problem.pointers.map((p) => ({ pointer: p.pointer, detail: p.detail })),
 	};
-	return keepMessage(
-		new NodeApiError(ctx.getNode(), errorObject, {
-			message,
-			description,
-			httpCode: String(problem.status),
-			itemIndex,
-		}),
+	return nodeApiError(ctx.getNode(), errorObject, {
 		message,
-	);
-}
-
-/**
- * NodeApiError swaps a message that contains a common error code (ECONNRESET, ETIMEDOUT, ...) or
- * whose code it knows for its own generic sentence, which would drop the slug, the attempts and
- * the request id. The message built here is the one shown.
- */
-function keepMessage(error: NodeApiError, message: string): NodeApiError {
-	error.message = message;
-	return error;
+		description,
+		httpCode: String(problem.status),
+		itemIndex,
+	});
 }
 
 function networkError(
@@ -176,19 +164,15 @@ function networkError(
 	attempts: number,
 	itemIndex: number | undefined,
 ): NodeApiError {
-	const message = `network error ${code} after ${attempts} attempt${attempts === 1 ? '' : 's'} (request id ${requestId})`;
-	return keepMessage(
-		new NodeApiError(
-			ctx.getNode(),
-			{ code, requestId },
-			{
-				message,
-				description:
-					'The service could not be reached or did not answer in time. Writes were retried with the same Idempotency-Key, so none was applied twice.',
-				itemIndex,
-			},
-		),
-		message,
+	return nodeApiError(
+		ctx.getNode(),
+		{ code, requestId },
+		{
+			message: `network error ${code} after ${attempts} attempt${attempts === 1 ? '' : 's'} (request id ${requestId})`,
+			description:
+				'The service could not be reached or did not answer in time. Writes were retried with the same Idempotency-Key, so none was applied twice.',
+			itemIndex,
+		},
 	);
 }
 
@@ -203,8 +187,7 @@ function unexpectedError(
 	itemIndex: number | undefined,
 ): NodeApiError {
 	const message = error instanceof Error ? error.message : String(error);
-	const shown = `request failed: ${message} (request id ${requestId})`;
-	return keepMessage(new NodeApiError(ctx.getNode(), { message, requestId }, { message: shown, itemIndex }), shown);
+	return nodeApiError(ctx.getNode(), { message, requestId }, { message: `request failed: ${message} (request id ${requestId})`, itemIndex });
 }
 
 async function baseUrlOf(ctx: TransportContext): Promise<string> {

@@ -1,10 +1,28 @@
 /**
- * Reads what the transport put into a thrown NodeApiError (see ../shared/transport/request.ts):
- * `httpCode` and the error object `{ status, type (slug), requestId, errors: [{ pointer, detail }] }`,
- * or `{ code, requestId }` for a network error. Branches on status and slug only (spec 7.1).
+ * The transport's errors, made and read in one place. request.ts throws NodeApiErrors built by
+ * `nodeApiError` with the error object `{ status, type (slug), requestId, errors: [{ pointer,
+ * detail }] }`, or `{ code, requestId }` for a network error; `readFailure` reads them back for
+ * callers that branch on them. Branches on status and slug only (spec 7.1).
  */
-import type { JsonObject } from 'n8n-workflow';
+import type { INode, JsonObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
+
+import { isRetryable } from './retryPolicy';
+
+/**
+ * A NodeApiError showing exactly `message`. (NodeApiError swaps a message that contains a common
+ * error code (ECONNRESET, ETIMEDOUT, ...) or whose code it knows for its own generic sentence,
+ * which would drop the slug, the attempts and the request id.)
+ */
+export function nodeApiError(
+	node: INode,
+	errorObject: JsonObject,
+	options: { message: string; description?: string; httpCode?: string; itemIndex?: number },
+): NodeApiError {
+	const error = new NodeApiError(node, errorObject, options);
+	error.message = options.message;
+	return error;
+}
 
 export interface ApiFailure {
 	/** HTTP status, undefined when no answer came (network error, timeout) */
@@ -41,8 +59,7 @@ export function readFailure(error: unknown): ApiFailure {
  */
 export function isTransient(failure: ApiFailure): boolean {
 	if (failure.status === undefined) return failure.networkCode !== undefined;
-	if (failure.status === 429 || failure.status >= 500) return true;
-	return failure.status === 409 && failure.slug === 'idempotency-in-progress';
+	return isRetryable({ kind: 'response', status: failure.status, slug: failure.slug });
 }
 
 /**
