@@ -1,145 +1,173 @@
 /**
- * A bounded store of accepted webhook-ids (spec 6.4.5: receivers de-duplicate by webhook-id).
+ * The store of accepted webhook-ids (the service's rule: receivers de-duplicate by webhook-id).
  *
- * Pure: no n8n imports, no clock of its own (callers pass `nowMs`), JSON-serialisable state so the
- * trigger can keep it in the workflow's static data and survive an n8n restart.
+ * Pure: no n8n imports, no clock of its own (callers pass times), JSON-serialisable state so the
+ * trigger can keep it in the workflow's static data.
  *
- * - An id is remembered for `retentionMs` after it was accepted (default 72 h, beyond the ~42 h
- *   retry horizon of 6.4.2 plus the 5-minute timestamp tolerance).
- * - At most `maxEntries` ids are kept (default 10,000); when full, the oldest is dropped first.
- * - `merge` unions two stores, so a copy overwritten by a concurrent save can be repaired from
- *   another copy (process memory) without losing ids.
+ * An id is kept only as long as the service could still send it again: the service retries an
+ * event only when an attempt got no 2xx, each retry after a fixed gap (1 min, 5 min, 30 min, 2 h,
+ * 5 h, 10 h, 24 h), so an id accepted at attempt k can come back only after the gap that follows
+ * attempt k. `retentionFor` estimates k from the event's age, erring towards a later attempt (a
+ * longer gap); a duplicate that does come back is remembered again from its own arrival. Keeping
+ * ids by need instead of for a fixed 72 hours keeps the store, which n8n writes whole with every
+ * saved delivery, small: about (events per second x 15 minutes) ids in steady traffic.
+ *
+ * Serialised form, 12 characters per id: `{ v: 2, e: { <expiry minute, base 36>: <keys concatenated> } }`.
  */
 
-export interface DedupOptions {
-	/** largest number of ids kept; the oldest is dropped first */
-	maxEntries: number;
-	/** how long an accepted id is remembered, in milliseconds */
-	retentionMs: number;
+/** Gaps after attempts 1..7 of a delivery (the service makes at most 8 attempts). */
+export const RETRY_GAPS_MS: readonly number[] = [1, 5, 30, 120, 300, 600, 1440].map((m) => m * 60_000);
+
+/** The signature check accepts timestamps up to 5 minutes off, so clocks may differ by that much. */
+export const CLOCK_TOLERANCE_MS = 5 * 60_000;
+
+/** Added to every retention: delivery time, timeouts and queueing at the service. */
+export const RETENTION_SLACK_MS = 10 * 60_000;
+
+/** Ids kept at most; beyond it the ids that expire first are dropped first. */
+export const DEFAULT_MAX_ENTRIES = 10_000;
+
+/** Length of a key (`dedupKey`: 72 bits of a SHA-256 digest in base64url). */
+export const KEY_LENGTH = 12;
+
+const MINUTE_MS = 60_000;
+const KEY_PATTERN = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * How long an id accepted now must be remembered, given the event's age (now minus its
+ * `createdAt`): until the service's next attempt could arrive, plus slack. The attempt is taken as
+ * the latest one the age allows (with the clock tolerance), never an earlier one, so the gap is
+ * never too short. An age that cannot be read gets the longest retention.
+ */
+export function retentionFor(ageMs: number): number {
+	const longest = RETRY_GAPS_MS[RETRY_GAPS_MS.length - 1] + RETENTION_SLACK_MS;
+	if (!Number.isFinite(ageMs)) return longest;
+	const age = Math.max(0, ageMs);
+	let attemptStart = 0;
+	for (const gap of RETRY_GAPS_MS) {
+		if (age + CLOCK_TOLERANCE_MS < attemptStart + gap) return gap + RETENTION_SLACK_MS;
+		attemptStart += gap;
+	}
+	return longest;
 }
 
-export const DEFAULT_DEDUP_OPTIONS: DedupOptions = {
-	maxEntries: 10_000,
-	retentionMs: 72 * 3_600_000,
-};
-
-/** Serialised form: parallel arrays, oldest first (compact in static data, order-preserving). */
 export interface DedupState {
-	ids: string[];
-	/** acceptance time of each id, Unix milliseconds */
-	at: number[];
+	v: 2;
+	/** expiry minute (Unix minutes, base 36) -> the keys expiring then, concatenated */
+	e: Record<string, string>;
 }
 
 export class DedupStore {
-	/** id -> acceptance time; Map iteration order is insertion order, i.e. oldest first */
-	private readonly entries = new Map<string, number>();
+	/** key -> expiry, in Unix minutes (rounded up, so an id is never forgotten early) */
+	private readonly expiry = new Map<string, number>();
+	/** expiry minute -> keys */
+	private readonly buckets = new Map<number, Set<string>>();
 
-	readonly options: DedupOptions;
-
-	constructor(options: Partial<DedupOptions> = {}) {
-		this.options = { ...DEFAULT_DEDUP_OPTIONS, ...options };
-		if (!(Number.isInteger(this.options.maxEntries) && this.options.maxEntries > 0)) {
-			throw new RangeError('maxEntries must be a positive integer');
-		}
-		if (!(this.options.retentionMs > 0)) throw new RangeError('retentionMs must be positive');
+	constructor(readonly maxEntries: number = DEFAULT_MAX_ENTRIES) {
+		if (!(Number.isInteger(maxEntries) && maxEntries > 0)) throw new RangeError('maxEntries must be a positive integer');
 	}
 
-	/** Rebuilds a store from its serialised state; malformed input gives an empty store. */
-	static fromState(state: unknown, options: Partial<DedupOptions> = {}): DedupStore {
-		const store = new DedupStore(options);
-		if (state && typeof state === 'object') {
-			const { ids, at } = state as Partial<DedupState>;
-			if (Array.isArray(ids) && Array.isArray(at) && ids.length === at.length) {
-				const pairs: Array<[string, number]> = [];
-				for (let i = 0; i < ids.length; i++) {
-					if (typeof ids[i] === 'string' && typeof at[i] === 'number' && Number.isFinite(at[i])) {
-						pairs.push([ids[i], at[i]]);
-					}
-				}
-				store.addAll(pairs);
+	/**
+	 * Rebuilds a store from its serialised state; malformed parts are skipped. Also reads the
+	 * earlier form `{ ids, at }` (16-character keys, each kept 72 hours from its acceptance).
+	 */
+	static fromState(state: unknown, maxEntries: number = DEFAULT_MAX_ENTRIES): DedupStore {
+		const store = new DedupStore(maxEntries);
+		if (!state || typeof state !== 'object') return store;
+		const { e, ids, at } = state as { e?: unknown; ids?: unknown; at?: unknown };
+		if (e && typeof e === 'object') {
+			for (const [minuteText, keys] of Object.entries(e as Record<string, unknown>)) {
+				const minute = parseInt(minuteText, 36);
+				if (!Number.isSafeInteger(minute) || typeof keys !== 'string' || keys.length % KEY_LENGTH !== 0) continue;
+				if (!KEY_PATTERN.test(keys)) continue;
+				for (let i = 0; i < keys.length; i += KEY_LENGTH) store.keepUntilMinute(keys.slice(i, i + KEY_LENGTH), minute);
+			}
+		} else if (Array.isArray(ids) && Array.isArray(at) && ids.length === at.length) {
+			for (let i = 0; i < ids.length; i++) {
+				const id = ids[i];
+				const time = at[i];
+				if (typeof id !== 'string' || id.length < KEY_LENGTH || typeof time !== 'number' || !Number.isFinite(time)) continue;
+				store.remember(id.slice(0, KEY_LENGTH), time + 72 * 3_600_000);
 			}
 		}
+		store.trim();
 		return store;
 	}
 
 	get size(): number {
-		return this.entries.size;
+		return this.expiry.size;
 	}
 
-	/** True when `id` was accepted and has not yet expired at `nowMs`. */
-	has(id: string, nowMs: number): boolean {
-		const at = this.entries.get(id);
-		return at !== undefined && nowMs - at < this.options.retentionMs;
+	/** True when `key` is remembered and has not expired at `nowMs`. */
+	has(key: string, nowMs: number): boolean {
+		const minute = this.expiry.get(key);
+		return minute !== undefined && minute * MINUTE_MS > nowMs;
 	}
 
-	/** Records `id` as accepted at `nowMs` (an id already present keeps its first time). */
-	add(id: string, nowMs: number): void {
-		if (this.entries.has(id) && !this.has(id, nowMs)) this.entries.delete(id);
-		if (!this.entries.has(id)) this.addAll([[id, nowMs]]);
-		this.prune(nowMs);
-	}
-
-	/** Adds every id of `other` (keeping the earlier time of an id present in both). */
-	merge(other: DedupStore): void {
-		const times = new Map(this.entries);
-		for (const [id, at] of other.entries) {
-			const mine = times.get(id);
-			if (mine === undefined || at < mine) times.set(id, at);
-		}
-		// stable sort by time: equal times keep this store's order first
-		const all = [...times].sort((a, b) => a[1] - b[1]);
-		this.entries.clear();
-		for (const [id, at] of all) this.entries.set(id, at);
+	/** Remembers `key` until at least `untilMs` (a later expiry it already has is kept). */
+	remember(key: string, untilMs: number): void {
+		this.keepUntilMinute(key, Math.ceil(untilMs / MINUTE_MS));
 		this.trim();
 	}
 
-	/** Drops expired ids and, beyond `maxEntries`, the oldest ones. */
+	/** Adds every key of `other` with the later of the two expiries; true if this store changed. */
+	merge(other: DedupStore): boolean {
+		let changed = false;
+		for (const [key, minute] of other.expiry) changed = this.keepUntilMinute(key, minute) || changed;
+		this.trim();
+		return changed;
+	}
+
+	/** True when this store remembers every key of `other` at least as long. */
+	covers(other: DedupStore): boolean {
+		for (const [key, minute] of other.expiry) if ((this.expiry.get(key) ?? -Infinity) < minute) return false;
+		return true;
+	}
+
+	/** Drops the ids expired at `nowMs`. */
 	prune(nowMs: number): void {
-		for (const [id, at] of this.entries) {
-			if (nowMs - at >= this.options.retentionMs) this.entries.delete(id);
+		for (const minute of [...this.buckets.keys()]) {
+			if (minute * MINUTE_MS <= nowMs) this.dropBucket(minute);
 		}
-		this.trim();
 	}
 
 	toState(): DedupState {
-		const ids: string[] = [];
-		const at: number[] = [];
-		for (const [id, time] of this.entries) {
-			ids.push(id);
-			at.push(time);
-		}
-		return { ids, at };
+		const e: Record<string, string> = {};
+		for (const minute of this.sortedMinutes()) e[minute.toString(36)] = [...this.buckets.get(minute)!].join('');
+		return { v: 2, e };
 	}
 
-	/** Inserts pairs keeping the map ordered by time (oldest first), then enforces the bound. */
-	private addAll(pairs: Array<[string, number]>): void {
-		if (pairs.length === 0) return;
-		const last = this.lastTime();
-		const inOrder = pairs.every((p, i) => (i === 0 ? p[1] >= last : p[1] >= pairs[i - 1][1]));
-		if (inOrder) {
-			for (const [id, at] of pairs) if (!this.entries.has(id)) this.entries.set(id, at);
-		} else {
-			const all = [...this.entries, ...pairs.filter(([id]) => !this.entries.has(id))];
-			// stable sort: equal times keep their relative order
-			all.sort((a, b) => a[1] - b[1]);
-			this.entries.clear();
-			for (const [id, at] of all) if (!this.entries.has(id)) this.entries.set(id, at);
-		}
-		this.trim();
+	private keepUntilMinute(key: string, minute: number): boolean {
+		const current = this.expiry.get(key);
+		if (current !== undefined && current >= minute) return false;
+		if (current !== undefined) this.buckets.get(current)?.delete(key);
+		this.expiry.set(key, minute);
+		let bucket = this.buckets.get(minute);
+		if (!bucket) this.buckets.set(minute, (bucket = new Set()));
+		bucket.add(key);
+		return true;
 	}
 
-	private lastTime(): number {
-		let last = -Infinity;
-		for (const at of this.entries.values()) last = at;
-		return last;
+	private sortedMinutes(): number[] {
+		return [...this.buckets.keys()].filter((m) => this.buckets.get(m)!.size > 0).sort((a, b) => a - b);
 	}
 
+	private dropBucket(minute: number): void {
+		for (const key of this.buckets.get(minute) ?? []) this.expiry.delete(key);
+		this.buckets.delete(minute);
+	}
+
+	/** Beyond `maxEntries`, drops the ids that expire first. */
 	private trim(): void {
-		let excess = this.entries.size - this.options.maxEntries;
-		if (excess <= 0) return;
-		for (const id of this.entries.keys()) {
-			if (excess-- <= 0) break;
-			this.entries.delete(id);
+		if (this.expiry.size <= this.maxEntries) return;
+		for (const minute of this.sortedMinutes()) {
+			const bucket = this.buckets.get(minute)!;
+			for (const key of bucket) {
+				if (this.expiry.size <= this.maxEntries) return;
+				bucket.delete(key);
+				this.expiry.delete(key);
+			}
+			if (bucket.size === 0) this.buckets.delete(minute);
 		}
 	}
 }

@@ -1,109 +1,172 @@
 /**
- * The pure dedup store of the Marketplace Trigger: retention, bound (oldest dropped first),
- * JSON round trip, merge of two copies, tolerance of malformed state.
+ * The pure id store of the Marketplace Trigger: retention by the service's retry schedule, the
+ * bound (ids expiring first dropped first), the compact JSON form, merge of two copies, reading the
+ * earlier form, tolerance of malformed state.
  */
 import fc from 'fast-check';
 
-import { DedupStore, DEFAULT_DEDUP_OPTIONS } from '../../nodes/MarketplaceTrigger/dedup';
+import {
+	CLOCK_TOLERANCE_MS,
+	DedupStore,
+	DEFAULT_MAX_ENTRIES,
+	KEY_LENGTH,
+	RETENTION_SLACK_MS,
+	RETRY_GAPS_MS,
+	retentionFor,
+} from '../../nodes/MarketplaceTrigger/dedup';
+import { dedupKey } from '../../nodes/MarketplaceTrigger/events';
 
-const HOUR = 3_600_000;
+const MIN = 60_000;
+const HOUR = 60 * MIN;
 const T0 = Date.UTC(2026, 0, 1);
+const key = (n: number) => dedupKey(`evt_${n}`);
 
-test('defaults: 10,000 ids, remembered at least 48 hours (the ~42 h retry horizon)', () => {
-	expect(DEFAULT_DEDUP_OPTIONS.maxEntries).toBe(10_000);
-	expect(DEFAULT_DEDUP_OPTIONS.retentionMs).toBeGreaterThanOrEqual(48 * HOUR);
+test('the retry schedule is the service\'s: 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 24 h', () => {
+	expect(RETRY_GAPS_MS).toEqual([1 * MIN, 5 * MIN, 30 * MIN, 2 * HOUR, 5 * HOUR, 10 * HOUR, 24 * HOUR]);
+});
+
+test('retentionFor: the gap after the latest attempt the event\'s age allows, plus slack', () => {
+	// attempt start times: 0, 1 min, 6 min, 36 min, 2 h 36, 7 h 36, 17 h 36, 41 h 36; the receiver's
+	// clock may be up to 5 minutes behind, so a fresh event may already be at its second attempt
+	expect(retentionFor(0)).toBe(5 * MIN + RETENTION_SLACK_MS);
+	expect(retentionFor(-HOUR)).toBe(5 * MIN + RETENTION_SLACK_MS);
+	expect(retentionFor(6 * MIN - CLOCK_TOLERANCE_MS - 1)).toBe(5 * MIN + RETENTION_SLACK_MS);
+	expect(retentionFor(6 * MIN - CLOCK_TOLERANCE_MS)).toBe(30 * MIN + RETENTION_SLACK_MS);
+	expect(retentionFor(36 * MIN)).toBe(2 * HOUR + RETENTION_SLACK_MS);
+	expect(retentionFor(17 * HOUR)).toBe(10 * HOUR + RETENTION_SLACK_MS);
+	expect(retentionFor(17 * HOUR + 31 * MIN)).toBe(24 * HOUR + RETENTION_SLACK_MS);
+	expect(retentionFor(100 * HOUR)).toBe(24 * HOUR + RETENTION_SLACK_MS);
+	expect(retentionFor(NaN)).toBe(24 * HOUR + RETENTION_SLACK_MS);
+});
+
+test('property: an id is still remembered when the service\'s next attempt arrives (clock off by up to 5 min)', () => {
+	const starts = RETRY_GAPS_MS.reduce<number[]>((acc, gap) => [...acc, acc[acc.length - 1] + gap], [0]);
+	fc.assert(
+		fc.property(
+			fc.integer({ min: 0, max: 6 }),
+			fc.integer({ min: 0, max: 10 * MIN }),
+			fc.integer({ min: -CLOCK_TOLERANCE_MS, max: CLOCK_TOLERANCE_MS }),
+			fc.integer({ min: 0, max: 10_000 }),
+			(attempt, delay, skew, late) => {
+				// accepted at `attempt` (0-based), which went out `delay` after its scheduled time; the
+				// receiver's clock is `skew` off the service's
+				const acceptedAt = T0 + starts[attempt] + delay + skew;
+				const nextAttemptAt = T0 + starts[attempt] + delay + RETRY_GAPS_MS[attempt] + late;
+				const store = new DedupStore();
+				store.remember('k'.repeat(KEY_LENGTH), acceptedAt + retentionFor(acceptedAt - T0));
+				expect(store.has('k'.repeat(KEY_LENGTH), nextAttemptAt + skew)).toBe(true);
+			},
+		),
+	);
+});
+
+test('remember keeps the later expiry; has() is false from the expiry on; prune drops expired ids', () => {
 	const store = new DedupStore();
-	store.add('evt_1', T0);
-	expect(store.has('evt_1', T0 + 48 * HOUR)).toBe(true);
-	expect(store.has('evt_2', T0)).toBe(false);
+	store.remember(key(1), T0 + 10 * MIN);
+	store.remember(key(1), T0 + 5 * MIN);
+	store.remember(key(2), T0 + 20 * MIN);
+	expect(store.has(key(1), T0 + 10 * MIN - 1)).toBe(true);
+	expect(store.has(key(1), T0 + 10 * MIN)).toBe(false);
+	expect(store.has(key(3), T0)).toBe(false);
+	store.prune(T0 + 10 * MIN);
+	expect(store.size).toBe(1);
+	expect(store.has(key(2), T0 + 10 * MIN)).toBe(true);
 });
 
-test('an id expires after the retention and is pruned', () => {
-	const store = new DedupStore({ retentionMs: 10 * HOUR });
-	store.add('a', T0);
-	store.add('b', T0 + 5 * HOUR);
-	expect(store.has('a', T0 + 10 * HOUR - 1)).toBe(true);
-	expect(store.has('a', T0 + 10 * HOUR)).toBe(false);
-	store.prune(T0 + 10 * HOUR);
-	expect(store.toState()).toEqual({ ids: ['b'], at: [T0 + 5 * HOUR] });
-});
-
-test('bounded: beyond maxEntries the oldest ids are dropped first', () => {
-	const store = new DedupStore({ maxEntries: 3 });
-	for (let i = 1; i <= 5; i++) store.add(`id${i}`, T0 + i);
+test('bounded: beyond maxEntries the ids that expire first are dropped first', () => {
+	const store = new DedupStore(3);
+	store.remember(key(1), T0 + 50 * MIN);
+	store.remember(key(2), T0 + 10 * MIN);
+	store.remember(key(3), T0 + 30 * MIN);
+	store.remember(key(4), T0 + 40 * MIN);
 	expect(store.size).toBe(3);
-	expect(store.toState().ids).toEqual(['id3', 'id4', 'id5']);
-	expect(store.has('id1', T0 + 10)).toBe(false);
-	expect(store.has('id5', T0 + 10)).toBe(true);
+	expect(store.has(key(2), T0)).toBe(false);
+	for (const n of [1, 3, 4]) expect(store.has(key(n), T0)).toBe(true);
+	expect(DEFAULT_MAX_ENTRIES).toBe(10_000);
 });
 
-test('re-adding a known id keeps its first time (no refresh, no duplicate entry)', () => {
-	const store = new DedupStore({ retentionMs: 10 * HOUR });
-	store.add('a', T0);
-	store.add('a', T0 + 9 * HOUR);
-	expect(store.toState()).toEqual({ ids: ['a'], at: [T0] });
-});
-
-test('state round trip through JSON, as kept in workflow static data', () => {
+test('compact JSON form: 12 characters per id, grouped by expiry minute; round trip', () => {
 	const store = new DedupStore();
-	store.add('x', T0);
-	store.add('y', T0 + 1);
-	const copy = DedupStore.fromState(JSON.parse(JSON.stringify(store.toState())));
-	expect(copy.has('x', T0 + 2)).toBe(true);
-	expect(copy.has('y', T0 + 2)).toBe(true);
+	for (let n = 0; n < 100; n++) store.remember(key(n), T0 + (n % 2 === 0 ? 11 : 70) * MIN);
+	const state = JSON.parse(JSON.stringify(store.toState()));
+	expect(state.v).toBe(2);
+	expect(Object.keys(state.e)).toHaveLength(2);
+	expect(Object.values(state.e as Record<string, string>).join('')).toHaveLength(100 * KEY_LENGTH);
+	// about 12 bytes per id plus a few per minute
+	expect(JSON.stringify(state).length).toBeLessThan(100 * KEY_LENGTH + 60);
+	const copy = DedupStore.fromState(state);
 	expect(copy.toState()).toEqual(store.toState());
+	expect(copy.has(key(0), T0 + 11 * MIN - 1)).toBe(true);
+	expect(copy.has(key(0), T0 + 11 * MIN)).toBe(false);
+	expect(copy.has(key(1), T0 + 69 * MIN)).toBe(true);
 });
 
-test('malformed state gives an empty store, bad pairs are skipped', () => {
-	for (const bad of [undefined, null, 7, 'x', [], { ids: ['a'] }, { ids: ['a', 'b'], at: [1] }]) {
+test('reads the earlier form { ids, at } (16-character keys, kept 72 h from acceptance)', () => {
+	const old = dedupKeyV1('evt_old');
+	const store = DedupStore.fromState({ ids: [old], at: [T0] });
+	expect(store.has(dedupKey('evt_old'), T0 + 71 * HOUR)).toBe(true);
+	expect(store.has(dedupKey('evt_old'), T0 + 72 * HOUR)).toBe(false);
+});
+
+function dedupKeyV1(id: string): string {
+	// eslint-disable-next-line @typescript-eslint/no-require-imports
+	return (require('node:crypto') as typeof import('node:crypto')).createHash('sha256').update(id).digest('base64url').slice(0, 16);
+}
+
+test('malformed state gives an empty store; malformed buckets are skipped', () => {
+	for (const bad of [undefined, null, 7, 'x', [], { ids: ['a'] }, { e: 5 }, { e: { zz: 'short' } }, { e: { '1': 'a b c d e f g h' } }]) {
 		expect(DedupStore.fromState(bad).size).toBe(0);
 	}
-	const partly = DedupStore.fromState({ ids: ['a', 5, 'c'], at: [T0, T0, 'no'] });
-	expect(partly.toState()).toEqual({ ids: ['a'], at: [T0] });
+	const good = key(1);
+	const partly = DedupStore.fromState({ v: 2, e: { notanumber: good, [Math.ceil((T0 + HOUR) / MIN).toString(36)]: good, x1: 12 } });
+	expect(partly.size).toBe(1);
+	expect(partly.has(good, T0)).toBe(true);
 });
 
-test('merge unites two copies (a save overwritten by a concurrent one loses nothing), oldest first', () => {
+test('merge unites two copies with the later expiry of each id, and says whether it changed anything', () => {
 	const a = new DedupStore();
-	a.add('one', T0 + 1);
-	a.add('three', T0 + 3);
+	a.remember(key(1), T0 + 10 * MIN);
+	a.remember(key(3), T0 + 10 * MIN);
 	const b = new DedupStore();
-	b.add('two', T0 + 2);
-	b.add('three', T0 + 0);
-	a.merge(b);
-	expect(a.toState()).toEqual({ ids: ['three', 'one', 'two'], at: [T0, T0 + 1, T0 + 2] });
-	const state = a.toState();
-	expect(new Set(state.ids)).toEqual(new Set(['one', 'two', 'three']));
-	expect(state.at).toEqual([...state.at].sort((x, y) => x - y));
-	expect(state.at[state.ids.indexOf('three')]).toBe(T0);
+	b.remember(key(2), T0 + 20 * MIN);
+	b.remember(key(3), T0 + 30 * MIN);
+	expect(a.covers(b)).toBe(false);
+	expect(a.merge(b)).toBe(true);
+	expect(a.covers(b)).toBe(true);
+	expect(a.merge(b)).toBe(false);
+	expect(a.size).toBe(3);
+	expect(a.has(key(3), T0 + 29 * MIN)).toBe(true);
 });
 
 test('invalid options are refused', () => {
-	expect(() => new DedupStore({ maxEntries: 0 })).toThrow(RangeError);
-	expect(() => new DedupStore({ retentionMs: 0 })).toThrow(RangeError);
+	expect(() => new DedupStore(0)).toThrow(RangeError);
+	expect(() => new DedupStore(1.5)).toThrow(RangeError);
 });
 
-test('property: a store behaves like a model (bounded, time-ordered, recent ids remembered)', () => {
-	const op = fc.record({ id: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g'), dt: fc.integer({ min: 0, max: 3 * HOUR }) });
+test('property: a store behaves like a model (bounded, expiries kept, earliest expiry dropped first)', () => {
+	const op = fc.record({ id: fc.integer({ min: 0, max: 6 }), keepMin: fc.integer({ min: 1, max: 120 }), dtMin: fc.integer({ min: 0, max: 30 }) });
 	fc.assert(
 		fc.property(fc.array(op, { maxLength: 60 }), fc.integer({ min: 1, max: 5 }), (ops, maxEntries) => {
-			const retentionMs = 5 * HOUR;
-			const store = new DedupStore({ maxEntries, retentionMs });
-			// model: insertion-ordered map id -> time, pruned by age then trimmed from the oldest
-			let model: Array<[string, number]> = [];
+			const store = new DedupStore(maxEntries);
+			const model = new Map<string, number>();
 			let now = T0;
-			for (const { id, dt } of ops) {
-				now += dt;
-				const alive = model.find(([m, at]) => m === id && now - at < retentionMs);
-				if (!alive) {
-					model = model.filter(([m]) => m !== id);
-					model.push([id, now]);
+			for (const { id, keepMin, dtMin } of ops) {
+				now += dtMin * MIN;
+				store.prune(now);
+				for (const [k, until] of model) if (until <= now) model.delete(k);
+				const until = now + keepMin * MIN;
+				model.set(key(id), Math.max(model.get(key(id)) ?? 0, until));
+				store.remember(key(id), until);
+				while (model.size > maxEntries) {
+					const first = Math.min(...model.values());
+					// several ids may share the earliest expiry minute: the store drops one of them
+					const victims = [...model].filter(([, t]) => t === first).map(([k]) => k);
+					const dropped = victims.find((k) => !store.has(k, now)) ?? victims[0];
+					model.delete(dropped);
 				}
-				model = model.filter(([, at]) => now - at < retentionMs);
-				if (model.length > maxEntries) model = model.slice(model.length - maxEntries);
-				store.add(id, now);
-				expect(store.toState()).toEqual({ ids: model.map(([m]) => m), at: model.map(([, at]) => at) });
-				expect(store.size).toBeLessThanOrEqual(maxEntries);
-				expect(store.has(id, now)).toBe(true);
+				expect(store.size).toBe(model.size);
+				for (const [k] of model) expect(store.has(k, now)).toBe(true);
+				expect(store.has(key(id), now) || model.size === maxEntries).toBe(true);
 			}
 		}),
 	);
