@@ -52,7 +52,12 @@ export type VerifyFailure =
 	| 'no-secret';
 
 export type VerifyResult =
-	| { ok: true; id: string; timestamp: number }
+	/**
+	 * `unknownSignatures`: v1 entries that match none of the secrets. The service signs with two
+	 * secrets for 24 hours after a rotation, so one the receiver cannot match means a rotation it
+	 * did not make.
+	 */
+	| { ok: true; id: string; timestamp: number; unknownSignatures: number }
 	| { ok: false; reason: VerifyFailure; message: string };
 
 export interface VerifyInput {
@@ -324,15 +329,13 @@ export function verifyWebhook(input: VerifyInput): VerifyResult {
 		// string directly avoids the extra Buffer.
 		const prefix: string | Buffer =
 			secrets.length > 1 ? Buffer.from(`${id}.${timestampText}.`) : `${id}.${timestampText}.`;
-		for (const key of secrets) {
-			const expected = hmac(key, prefix, rawBody);
-			if (matches(expected, first)) return { ok: true, id, timestamp };
-			if (more !== undefined) {
-				for (const candidate of more) {
-					if (matches(expected, candidate)) return { ok: true, id, timestamp };
-				}
-			}
+		const expected: Buffer[] = [];
+		for (const key of secrets) expected.push(hmac(key, prefix, rawBody));
+		let matched = 0;
+		for (const candidate of more === undefined ? [first] : [first, ...more]) {
+			if (expected.some((e) => matches(e, candidate))) matched++;
 		}
+		if (matched > 0) return { ok: true, id, timestamp, unknownSignatures: v1Entries - matched };
 	}
 	return fail('signature-mismatch', 'No v1 signature matches the signing secret');
 }

@@ -82,7 +82,7 @@ describe('Standard Webhooks published vectors', () => {
 	});
 
 	test('the published signature verifies', () => {
-		expect(verifyWebhook(vectorInput())).toEqual({ ok: true, id: VECTOR.id, timestamp: VECTOR.timestamp });
+		expect(verifyWebhook(vectorInput())).toEqual({ ok: true, id: VECTOR.id, timestamp: VECTOR.timestamp, unknownSignatures: 0 });
 	});
 
 	test('the library agrees on the vector (oracle sanity check)', () => {
@@ -410,6 +410,16 @@ describe('verifyWebhook: secrets', () => {
 		expectFailure(verifyWebhook({ ...onlyNew.input, secrets: [oldKey] }), 'signature-mismatch');
 	});
 
+	test('unknownSignatures counts the v1 entries no given secret made (a rotation the receiver did not make)', () => {
+		const ours = parseSecret(randomSecret(32));
+		const theirs = parseSecret(randomSecret(32));
+		const mine = parseSecret(randomSecret(32));
+		expect(verifyWebhook({ ...delivery({ keys: [ours] }).input, secrets: [ours] })).toMatchObject({ ok: true, unknownSignatures: 0 });
+		expect(verifyWebhook({ ...delivery({ keys: [theirs, ours] }).input, secrets: [ours] })).toMatchObject({ ok: true, unknownSignatures: 1 });
+		expect(verifyWebhook({ ...delivery({ keys: [ours, mine] }).input, secrets: [mine, ours] })).toMatchObject({ ok: true, unknownSignatures: 0 });
+		expect(verifyWebhook({ ...delivery({ keys: [theirs, mine] }).input, secrets: [mine, ours] })).toMatchObject({ ok: true, unknownSignatures: 1 });
+	});
+
 	test('no secret at all is its own failure', () => {
 		const { input } = delivery();
 		expectFailure(verifyWebhook({ ...input, secrets: [] }), 'no-secret');
@@ -487,7 +497,7 @@ describe('property: agreement with the standardwebhooks library', () => {
 				const headers = headersOf(id, timestamp, signature) as Record<string, string>;
 				expect(libraryAccepts(secret, body, headers)).toBe(true);
 				const ours = verifyWebhook({ headers, rawBody: Buffer.from(body, 'utf8'), secrets: [parseSecret(secret)] });
-				expect(ours).toEqual({ ok: true, id, timestamp });
+				expect(ours).toEqual({ ok: true, id, timestamp, unknownSignatures: 0 });
 			}),
 			{ numRuns: 300 },
 		);
