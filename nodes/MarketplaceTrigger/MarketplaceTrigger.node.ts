@@ -20,7 +20,11 @@ export class MarketplaceTrigger implements INodeType {
 			dark: 'file:../shared/icons/marketplace.dark.svg',
 		},
 		group: ['trigger'],
-		version: 1,
+		// 2: nothing of the node's own changes; n8n 2.41.1 evaluates an expression for every
+		// delivery to a version-1 webhook node (webhook-helpers parseRequestBody, options.binaryData),
+		// which costs an expression isolate per request even with N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE.
+		version: [1, 2],
+		defaultVersion: 2,
 		subtitle: '={{$parameter["eventTypes"].join(", ")}}',
 		description:
 			'Starts the workflow when the Marketplace service reports an order, return or brand health change (signed webhooks, each event once)',

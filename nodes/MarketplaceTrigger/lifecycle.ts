@@ -3,7 +3,7 @@
  * for this node's webhook URL (spec 2.1, 3.1, 4.3, 6.5). The node file calls these; each throws
  * NodeApiError / NodeOperationError with a message a workflow builder can act on.
  */
-import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, IWebhookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { readAll } from '../shared/transport/pagination';
@@ -12,11 +12,14 @@ import { errorObjectOf, isTransient, nodeApiError, readFailure } from '../shared
 import { normaliseEventTypes, sameEventTypes } from './events';
 import {
 	clearRecord,
+	getMissedWindow,
 	getRecord,
+	missedEventsNotice,
+	setMissedWindow,
 	setRecord,
 	withNewSecret,
 	type EndpointRecord,
-	type MissedEventsNotice,
+	type MissedWindow,
 } from './state';
 
 /** Spec 4.3: a user may own at most 10 endpoints. */
@@ -105,12 +108,17 @@ function secretOf(body: unknown): string | undefined {
 	return inner && typeof inner.secret === 'string' ? inner.secret : undefined;
 }
 
-async function rotateSecret(ctx: IHookFunctions, endpointId: number): Promise<string> {
+/** Rotates the endpoint's signing secret and returns the new one (the service shows it only here). */
+export async function rotateSecret(
+	ctx: IHookFunctions | IWebhookFunctions,
+	endpointId: number,
+	settings: TransportSettings = LIFECYCLE_TRANSPORT,
+): Promise<string> {
 	const { body } = await apiRequest.call(ctx, {
 		route: 'rotateWebhookEndpointSecret',
 		pathParams: { id: endpointId },
 		idempotencyKey: newIdempotencyKey(),
-	}, LIFECYCLE_TRANSPORT);
+	}, settings);
 	const secret = secretOf(body);
 	if (!secret) {
 		throw new NodeOperationError(ctx.getNode(), `Rotating the secret of webhook endpoint ${endpointId} returned no secret`);
@@ -118,18 +126,8 @@ async function rotateSecret(ctx: IHookFunctions, endpointId: number): Promise<st
 	return secret;
 }
 
-function missedEventsNotice(endpoint: RemoteEndpoint, nowMs: number): MissedEventsNotice {
-	const since = endpoint.updatedAt ?? null;
-	return {
-		reEnabledAt: new Date(nowMs).toISOString(),
-		disabledSince: since,
-		disabledReason: endpoint.disabledReason ?? null,
-		message:
-			`Webhook endpoint ${endpoint.id} was Disabled (${endpoint.disabledReason ?? 'by a user'}) and has been re-enabled. ` +
-			'The service does not resend events that happened while it was disabled' +
-			(since ? ` (since about ${since})` : '') +
-			': catch up by listing orders with a start date covering the gap (Marketplace node, Order > Get Many).',
-	};
+function disabledWindow(endpoint: RemoteEndpoint): MissedWindow {
+	return { endpointId: endpoint.id, disabledSince: endpoint.updatedAt ?? null, disabledReason: endpoint.disabledReason ?? null };
 }
 
 /**
@@ -177,7 +175,7 @@ export async function checkEndpointExists(this: IHookFunctions): Promise<boolean
 		record = withNewSecret(record, await rotateSecret(this, endpoint.id), now);
 	}
 	if (reEnable) {
-		record.missedEvents = missedEventsNotice(endpoint, now);
+		record.missedEvents = missedEventsNotice(disabledWindow(endpoint), now);
 		this.logger.warn(record.missedEvents.message, { endpointId: endpoint.id, url });
 	}
 	setRecord(data, url, record);
@@ -263,12 +261,16 @@ export async function createEndpoint(this: IHookFunctions): Promise<boolean> {
 	if (!endpoint || !secret) {
 		throw new NodeOperationError(this.getNode(), 'Creating the webhook endpoint returned no endpoint id or secret');
 	}
-	setRecord(nodeData(this), url, {
-		endpointId: endpoint.id,
-		secret,
-		eventTypes,
-		origin: 'created',
-	});
+	const data = nodeData(this);
+	const record: EndpointRecord = { endpointId: endpoint.id, secret, eventTypes, origin: 'created' };
+	// the endpoint this one replaces had been disabled by the service: events were missed
+	const missed = getMissedWindow(data, url);
+	if (missed) {
+		record.missedEvents = missedEventsNotice(missed, Date.now());
+		this.logger.warn(record.missedEvents.message, { endpointId: endpoint.id, url });
+		setMissedWindow(data, url, undefined);
+	}
+	setRecord(data, url, record);
 	return true;
 }
 
@@ -280,7 +282,12 @@ export async function deleteEndpoint(this: IHookFunctions): Promise<boolean> {
 	const url = webhookUrlOf(this);
 	const data = nodeData(this);
 	const stored = getRecord(data, url);
-	const ids = new Set((await listEndpoints(this)).filter((e) => e.url === url).map((e) => e.id));
+	const mine = (await listEndpoints(this)).filter((e) => e.url === url);
+	const ids = new Set(mine.map((e) => e.id));
+	// Deleting a Disabled endpoint would lose the only trace that events were missed: keep it for
+	// the endpoint the next activation creates.
+	const disabled = mine.find((e) => e.status === 'Disabled');
+	if (disabled) setMissedWindow(data, url, disabledWindow(disabled));
 	// The stored id is deleted only when the service still shows it at this URL.
 	for (const id of ids) {
 		try {

@@ -1,28 +1,34 @@
 /**
- * webhook() of the Marketplace Trigger: one incoming delivery (spec 6.2-6.4).
+ * webhook() of the Marketplace Trigger: one incoming delivery.
  *
  * 1. Verify the Standard Webhooks signature over the raw body bytes with the stored secret(s);
- *    failure -> 401, no run.
+ *    failure -> 401, no run. A signature made with a secret the trigger does not hold means the
+ *    secret was rotated elsewhere: the trigger rotates again to hold the current one (bounded).
  * 2. Read the envelope; unknown or unsubscribed types -> 2xx, no run; webhook.test -> 2xx, and a
  *    run only with the option "Emit Test Events".
- * 3. De-duplicate by webhook-id (static data, so it survives restarts; process memory, so a save
- *    overwritten by a concurrent request loses nothing; an in-flight guard for concurrent copies).
- *    A duplicate -> 2xx, no run.
+ * 3. De-duplicate by webhook-id, against the ids in the static data united with the ids this
+ *    process accepted (a concurrent save may have overwritten the static data); concurrent copies
+ *    in this process wait for the first. A duplicate -> 2xx, no run.
  * 4. Optionally read the current state; a transient failure -> 503 and the id is NOT recorded, so
  *    the service's retry is processed; a permanent one is noted on the item.
  * 5. Record the id, emit one item.
  *
- * Static data changed here is saved by n8n for production executions: LiveWebhooks.executeWebhook
- * calls workflowStaticDataService.saveStaticData(workflow) in its response callback, which runs for
- * both `noWebhookResponse` and normal responses (not when webhook() throws, so this never throws
- * after recording an id).
+ * Every answer is the trigger's own (`noWebhookResponse`), for this reason, which rests on n8n
+ * 2.41.1 internals (re-check them on an n8n upgrade): static data changed in webhook() is saved by
+ * the response callback of `LiveWebhooks.executeWebhook` (`saveStaticData`, saved only when the
+ * ObservableObject's `__dataChanged` is set). `executeWebhook` in webhook-helpers calls that
+ * callback before `WorkflowRunner.run()` for `noWebhookResponse`, but after it for n8n's own
+ * "onReceived" answer, and run() wraps the same static data in a new Workflow
+ * (`prepareNewExecution`), which clears `__dataChanged`: n8n's own answer would save nothing. The
+ * save is one UPDATE of the whole static data with no version check, in whichever n8n process
+ * received the request (each `n8n webhook` processor in queue mode).
  */
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { apiRequest, type TransportSettings } from '../shared/transport/request';
 import { verifyWebhook } from '../shared/webhookVerifier';
 import { isTransient, readFailure } from '../shared/transport/apiFailure';
-import { DedupStore } from './dedup';
+import { DedupStore, retentionFor } from './dedup';
 import {
 	dedupKey,
 	isSubscribable,
@@ -32,10 +38,20 @@ import {
 	TEST_EVENT_TYPE,
 	type EventEnvelope,
 } from './events';
-import { getRecord, loadSeen, saveSeen, setRecord, verificationKeys } from './state';
+import { rotateSecret } from './lifecycle';
+import {
+	getRecord,
+	loadSeen,
+	saveSeen,
+	SECRET_OVERLAP_MS,
+	setRecord,
+	verificationKeys,
+	withNewSecret,
+	type EndpointRecord,
+} from './state';
 
 /**
- * The current-state read must fit in the 10-second answer limit (part 8): a short timeout and
+ * The current-state read must fit in the service's 10-second answer limit: a short timeout and
  * two attempts at most (worst case about 3 + 0.5 + 3 s).
  */
 export const FETCH_TRANSPORT: TransportSettings = {
@@ -44,6 +60,12 @@ export const FETCH_TRANSPORT: TransportSettings = {
 	// a rate-limit wait must not push the answer past the limit either: answer 503 instead
 	budgetMs: 7_000,
 };
+
+/**
+ * A rotation made to recover from one made elsewhere happens at most this often per endpoint: an
+ * unverifiable request may be a forgery, and forgeries must not be able to spend the API quota.
+ */
+export const RECOVERY_INTERVAL_MS = 10 * 60_000;
 
 interface ReceiveOptions {
 	emitTestEvents?: boolean;
@@ -55,31 +77,16 @@ interface ReceiveOptions {
 const memory = new Map<string, DedupStore>();
 /** Deliveries being processed right now, by workflow, URL and id. */
 const inFlight = new Map<string, Promise<void>>();
+/** Missed-events notices this process has put on an event (workflow, URL, re-enable time). */
+const shownNotices = new Set<string>();
+/** When this process last rotated to recover, per workflow and URL. */
+const lastRecovery = new Map<string, number>();
 
-/** When this process last wrote each scope's id store into the static data. */
-const lastWritten = new Map<string, number>();
-
-/**
- * The id store is written into the static data at most this often per endpoint. Every write makes
- * n8n save the workflow's static data, and on SQLite those saves contend with the executions' own
- * writes: at ~27 accepted deliveries/s, one save each made n8n time out on its write lock and drop
- * executions (test/bench/soak.ts). Ids accepted in between stay in this process's memory and go
- * out with the next write; a restart can forget only the ids of the last quarter second before it.
- */
-export const STORE_WRITE_INTERVAL_MS = 250;
-
-/** Forgets this process's memory of accepted ids, as an n8n restart does (for tests). */
+/** Forgets this process's memory, as an n8n restart does (for tests). */
 export function forgetProcessMemory(): void {
 	memory.clear();
-	lastWritten.clear();
-}
-
-/** Writes the store into the static data when the last write is old enough; true if it did. */
-function writeStore(data: IDataObject, url: string, scope: string, store: DedupStore, nowMs: number): boolean {
-	if (nowMs - (lastWritten.get(scope) ?? 0) < STORE_WRITE_INTERVAL_MS) return false;
-	saveSeen(data, url, store);
-	lastWritten.set(scope, nowMs);
-	return true;
+	shownNotices.clear();
+	lastRecovery.clear();
 }
 
 type RawRequest = ReturnType<IWebhookFunctions['getRequestObject']> & {
@@ -96,12 +103,13 @@ function servedUrl(ctx: IWebhookFunctions): string {
 	return served ?? ctx.getNodeWebhookUrl('default') ?? '';
 }
 
-function reply(ctx: IWebhookFunctions, status: number, body: IDataObject): IWebhookResponseData {
+/** Every answer is sent here, so n8n saves the static data first thing (see the file comment). */
+function reply(ctx: IWebhookFunctions, status: number, body: IDataObject, workflowData?: INodeExecutionData[][]): IWebhookResponseData {
 	ctx.getResponseObject().status(status).json(body);
-	return { noWebhookResponse: true };
+	return workflowData ? { noWebhookResponse: true, workflowData } : { noWebhookResponse: true };
 }
 
-/** 2xx for a delivery that starts nothing, answered at once like every other answer of ours. */
+/** 2xx for a delivery that starts nothing. */
 function acknowledge(ctx: IWebhookFunctions, reason: string, extra: IDataObject = {}): IWebhookResponseData {
 	return reply(ctx, 200, { received: true, ignored: reason, ...extra });
 }
@@ -114,18 +122,55 @@ async function rawBodyOf(request: RawRequest): Promise<Buffer | undefined> {
 }
 
 /**
- * Static data's ids at this URL united with this process's (kept as this process's memory).
- * `repaired`: this process knew ids the static data lacked (a concurrent save overwrote them).
+ * Brings the static data in line with what this process knows and returns the id store: the ids
+ * it holds united with the ids this process accepted, and no notice this process already showed.
+ * Writes only what changes, since every write makes n8n save the static data.
  */
-function seenStore(data: IDataObject, url: string, scope: string, nowMs: number): { store: DedupStore; repaired: boolean } {
+function reconcile(data: IDataObject, url: string, scope: string, nowMs: number): DedupStore {
 	const store = loadSeen(data, url);
-	const stored = store.size;
 	const remembered = memory.get(scope);
-	if (remembered) store.merge(remembered);
-	const repaired = store.size > stored;
+	if (remembered && store.merge(remembered)) saveSeen(data, url, store);
 	store.prune(nowMs);
 	memory.set(scope, store);
-	return { store, repaired };
+	const record = getRecord(data, url);
+	if (record?.missedEvents && shownNotices.has(`${scope}|${record.missedEvents.reEnabledAt}`)) {
+		delete record.missedEvents;
+		setRecord(data, url, record);
+	}
+	return store;
+}
+
+/** Remembers an accepted id for as long as the service could send it again, and saves it. */
+function rememberId(data: IDataObject, url: string, store: DedupStore, key: string, event: EventEnvelope, nowMs: number): void {
+	store.remember(key, nowMs + retentionFor(nowMs - Date.parse(event.createdAt)));
+	saveSeen(data, url, store);
+}
+
+/**
+ * A delivery signed with a secret the trigger does not hold: the secret was rotated elsewhere
+ * (another workflow or API client). Rotating again gives the trigger the current secret; the service
+ * keeps signing with the previous one for 24 hours, so the other holder is not cut off at once.
+ * At most once per RECOVERY_INTERVAL_MS per endpoint, in this process and across processes (the
+ * time is kept in the record).
+ */
+async function recoverSecret(ctx: IWebhookFunctions, data: IDataObject, url: string, scope: string, record: EndpointRecord): Promise<boolean> {
+	const now = Date.now();
+	const last = Math.max(lastRecovery.get(scope) ?? 0, record.recoveredAt ?? 0);
+	if (now - last < RECOVERY_INTERVAL_MS) return false;
+	lastRecovery.set(scope, now);
+	try {
+		const secret = await rotateSecret(ctx, record.endpointId, FETCH_TRANSPORT);
+		setRecord(data, url, { ...withNewSecret(record, secret, now), recoveredAt: now });
+		ctx.logger.warn(
+			`Marketplace Trigger: the signing secret of webhook endpoint ${record.endpointId} was rotated outside this workflow; ` +
+				'it rotated again to hold the current secret (the other holder\'s secret stays valid for 24 hours)',
+			{ endpointId: record.endpointId, url },
+		);
+		return true;
+	} catch (error) {
+		ctx.logger.warn(`Marketplace Trigger could not rotate the secret of webhook endpoint ${record.endpointId}: ${readFailure(error).message}`);
+		return false;
+	}
 }
 
 async function readCurrentState(
@@ -158,6 +203,7 @@ async function readCurrentState(
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const request = this.getRequestObject() as RawRequest;
 	const url = servedUrl(this);
+	const scope = `${this.getWorkflow().id ?? ''}|${url}`;
 	const data = this.getWorkflowStaticData('node');
 	const record = getRecord(data, url);
 
@@ -173,7 +219,14 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	});
 	if (!verdict.ok) {
 		this.logger.debug(`Marketplace Trigger refused a delivery: ${verdict.message}`, { reason: verdict.reason });
+		// well-formed and timely, but signed with no secret the trigger holds: maybe rotated elsewhere
+		if (verdict.reason === 'signature-mismatch' && record) await recoverSecret(this, data, url, scope, record);
 		return reply(this, 401, { error: 'invalid-signature', reason: verdict.reason });
+	}
+	// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
+	// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
+	if (verdict.unknownSignatures > 0 && record && !(Date.now() - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)) {
+		await recoverSecret(this, data, url, scope, record);
 	}
 
 	// 2. envelope and type
@@ -187,16 +240,15 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	}
 
 	// 3. duplicates
-	const scope = `${this.getWorkflow().id ?? ''}|${url}`;
 	const key = dedupKey(verdict.id);
 	const flightKey = `${scope}|${key}`;
 	for (let running = inFlight.get(flightKey); running; running = inFlight.get(flightKey)) {
 		await running;
 	}
-	const seen = seenStore(data, url, scope, Date.now());
-	if (seen.store.has(key, Date.now())) {
-		// Written back only when it repairs the static data: every write makes n8n save it all.
-		if (seen.repaired) writeStore(data, url, scope, seen.store, Date.now());
+	const seen = reconcile(data, url, scope, Date.now());
+	if (seen.has(key, Date.now())) {
+		// the service sent it again, so it did not get an answer: remember it from this attempt on
+		rememberId(data, url, seen, key, event, Date.now());
 		return acknowledge(this, 'duplicate', { id: verdict.id });
 	}
 	let release: () => void = () => {};
@@ -212,10 +264,8 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			}
 		}
 
-		// 5. record and emit
-		const { store } = seenStore(data, url, scope, Date.now());
-		store.add(key, Date.now());
-		let mustSave = writeStore(data, url, scope, store, Date.now());
+		// 5. record and emit (the read may have taken seconds: reconcile again with what came meanwhile)
+		rememberId(data, url, reconcile(data, url, scope, Date.now()), key, event, Date.now());
 
 		const json: IDataObject = {
 			id: event.id,
@@ -226,31 +276,14 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		if (state.current !== undefined) json.current = state.current as IDataObject;
 		if (state.currentError !== undefined) json.currentError = state.currentError;
 		if (options.includeHeaders === true) json.headers = request.headers as IDataObject;
-		if (record?.missedEvents) {
-			json.notice = record.missedEvents as unknown as IDataObject;
-			const cleared = { ...record };
-			delete cleared.missedEvents;
-			setRecord(data, url, cleared);
-			mustSave = true;
+		const current = getRecord(data, url);
+		if (current?.missedEvents) {
+			shownNotices.add(`${scope}|${current.missedEvents.reEnabledAt}`);
+			json.notice = current.missedEvents as unknown as IDataObject;
+			delete current.missedEvents;
+			setRecord(data, url, current);
 		}
-		const item: INodeExecutionData = { json };
-		// Who answers the service decides what n8n saves and how fast deliveries may come in:
-		// - n8n's own answer ("on received") comes after WorkflowRunner.run() has registered the
-		//   execution, which paces the service to what n8n can store; but run() wraps the same static
-		//   data in a new Workflow, which clears its changed flag, so nothing changed in webhook() is
-		//   saved (n8n 2.41.1).
-		// - our own answer (noWebhookResponse) makes n8n save the static data before the run, but
-		//   comes before the execution exists: answering every delivery that way let the soak push
-		//   33/s into n8n and n8n dropped executions it could not store (SQLite write-lock timeouts).
-		// So the trigger answers itself only when the static data must be saved (the id store is due,
-		// at most every STORE_WRITE_INTERVAL_MS, or the notice was cleared), and leaves every other
-		// answer to n8n. Ids accepted in between are saved with the next such answer. The cost of our
-		// own answer: one that goes out while n8n shuts down can be dropped with its execution.
-		if (mustSave) {
-			this.getResponseObject().status(200).json({ received: true, id: event.id });
-			return { noWebhookResponse: true, workflowData: [[item]] };
-		}
-		return { webhookResponse: { received: true, id: event.id }, workflowData: [[item]] };
+		return reply(this, 200, { received: true, id: event.id }, [[{ json }]]);
 	} finally {
 		inFlight.delete(flightKey);
 		release();

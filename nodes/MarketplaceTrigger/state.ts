@@ -6,6 +6,8 @@
  *
  *     endpoints: { [webhookUrl]: EndpointRecord }   the endpoint registered for that URL
  *     seen:      { [webhookUrl]: DedupState }       webhook-ids already accepted at that URL
+ *     missed:    { [webhookUrl]: MissedWindow }     a Disabled endpoint deleted on deactivation,
+ *                                                   told on the first event after re-activation
  *
  * Pure: works on plain objects, no n8n imports.
  */
@@ -15,13 +17,48 @@ import { parseSecret } from '../shared/webhookVerifier';
 /** Spec 6.5 / part 8: after a rotation the previous secret still signs for 24 hours. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
 
-export interface MissedEventsNotice {
-	/** when the trigger re-enabled the endpoint */
-	reEnabledAt: string;
-	/** the endpoint's updatedAt when it was found disabled (about when it was disabled) */
+/**
+ * The service disables an endpoint after 5 days without a successful delivery; events of those
+ * days, and of up to the whole retry schedule before them, were never delivered.
+ */
+export const UNDELIVERED_BEFORE_DISABLING_MS = (5 * 24 + 42) * 3_600_000;
+
+/** A Disabled endpoint as the trigger last saw it. */
+export interface MissedWindow {
+	endpointId: number;
+	/** the endpoint's updatedAt when it was found Disabled (about when it was disabled) */
 	disabledSince: string | null;
 	disabledReason: string | null;
+}
+
+export interface MissedEventsNotice {
+	/** when the trigger re-enabled the endpoint or registered a new one */
+	reEnabledAt: string;
+	disabledSince: string | null;
+	disabledReason: string | null;
+	/** events created from here to `missedUntil` may never have been delivered */
+	missedFrom: string | null;
+	missedUntil: string;
 	message: string;
+}
+
+/** The notice for the first event after a Disabled endpoint was re-enabled or replaced at `nowMs`. */
+export function missedEventsNotice(window: MissedWindow, nowMs: number): MissedEventsNotice {
+	const since = window.disabledSince ? Date.parse(window.disabledSince) : NaN;
+	const missedFrom = Number.isFinite(since) ? new Date(since - UNDELIVERED_BEFORE_DISABLING_MS).toISOString() : null;
+	const missedUntil = new Date(nowMs).toISOString();
+	return {
+		reEnabledAt: missedUntil,
+		disabledSince: window.disabledSince,
+		disabledReason: window.disabledReason,
+		missedFrom,
+		missedUntil,
+		message:
+			`Webhook endpoint ${window.endpointId} was Disabled (${window.disabledReason ?? 'by a user'}` +
+			`${window.disabledSince ? ` since about ${window.disabledSince}` : ''}). The service does not resend events it could not deliver: ` +
+			`events created ${missedFrom ? `from ${missedFrom} ` : ''}until ${missedUntil} may be missing. Catch up by listing orders ` +
+			'with a start date covering that window (Marketplace node, Order > Get Many).',
+	};
 }
 
 export interface EndpointRecord {
@@ -35,8 +72,10 @@ export interface EndpointRecord {
 	eventTypes: string[];
 	/** how the record came to be: 'created' by create(), 'adopted' by checkExists() */
 	origin: 'created' | 'adopted';
-	/** set when checkExists re-enabled a disabled endpoint; shown once on the next event */
+	/** set when a Disabled endpoint was re-enabled or replaced; shown once, on the next event */
 	missedEvents?: MissedEventsNotice;
+	/** Unix ms of the last rotation the trigger made because of a rotation it did not make */
+	recoveredAt?: number;
 }
 
 type Bag = Record<string, unknown>;
@@ -44,7 +83,7 @@ type Bag = Record<string, unknown>;
 const isRecord = (value: unknown): value is Bag =>
 	typeof value === 'object' && value !== null && !Array.isArray(value);
 
-function section(data: Bag, name: 'endpoints' | 'seen'): Bag {
+function section(data: Bag, name: 'endpoints' | 'seen' | 'missed'): Bag {
 	const value = data[name];
 	return isRecord(value) ? value : {};
 }
@@ -100,6 +139,19 @@ export function verificationKeys(record: EndpointRecord | undefined, nowMs: numb
 		}
 	}
 	return keys;
+}
+
+export function getMissedWindow(data: Bag, url: string): MissedWindow | undefined {
+	const window = section(data, 'missed')[url];
+	return isRecord(window) && typeof window.endpointId === 'number' ? (window as unknown as MissedWindow) : undefined;
+}
+
+export function setMissedWindow(data: Bag, url: string, window: MissedWindow | undefined): void {
+	const missed = { ...section(data, 'missed') };
+	if (window) missed[url] = { ...window };
+	else if (url in missed) delete missed[url];
+	else return;
+	data.missed = missed;
 }
 
 export function loadSeen(data: Bag, url: string): DedupStore {

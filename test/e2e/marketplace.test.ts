@@ -12,6 +12,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
+import { Webhook } from 'standardwebhooks';
+
 import { startSandbox, type SandboxHandle } from '../sandbox';
 import type { LoggedRequest } from '../sandbox/requestLog';
 import { DEMO_CREDENTIAL, ORDER_ARRIVES_WORKFLOW } from './dev';
@@ -407,6 +409,33 @@ describe('Marketplace Trigger in a real n8n', () => {
 		acceptedBeforeRestart.push(sent.webhookId);
 	});
 
+	test('every answer is the trigger\'s own JSON: 12 accepted in a row, a duplicate, an unsubscribed type', async () => {
+		const before = (await webhookExecutions(WF.orderArrives)).length;
+		const secret = (await sandbox.control.endpoints()).find((e) => e.id === endpointId)!.secret as string;
+		const url = webhookUrl(ORDER_ARRIVES_WORKFLOW.webhookId);
+		const post = async (id: string, type = 'order.created') => {
+			const body = JSON.stringify({ id, type, createdAt: new Date().toISOString(), data: { brandId: 1, orderId: 1001 } });
+			const timestamp = new Date();
+			const res = await fetch(url, {
+				method: 'POST',
+				headers: {
+					'content-type': 'application/json',
+					'webhook-id': id,
+					'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+					'webhook-signature': new Webhook(secret).sign(id, timestamp, body),
+				},
+				body,
+			});
+			return [res.status, await res.json()];
+		};
+		const ids = Array.from({ length: 12 }, (_, i) => `msg_e2e_body_${i}_${Date.now()}`);
+		for (const id of ids) expect(await post(id)).toEqual([200, { received: true, id }]);
+		expect(await post(ids[0])).toEqual([200, { received: true, ignored: 'duplicate', id: ids[0] }]);
+		expect(await post(`msg_e2e_other_${Date.now()}`, 'order.shipped')).toEqual([200, { received: true, ignored: 'event-type-not-subscribed', type: 'order.shipped' }]);
+		acceptedBeforeRestart.push(...ids);
+		await waitFor('twelve executions', async () => ((await webhookExecutions(WF.orderArrives)).length >= before + 12 ? true : undefined));
+	});
+
 	test('story (c), activated over a Disabled endpoint at its URL: adopted and re-enabled; band entered -> brand health read -> alert (with the missed-events notice); band_exited starts nothing', async () => {
 		// An endpoint for this URL already exists and the service disabled it (e.g. n8n was down for days).
 		const serviceApi = async (method: string, path: string, body: unknown) => {
@@ -445,7 +474,8 @@ describe('Marketplace Trigger in a real n8n', () => {
 		const entered = events.find((e) => e.event.type === 'brand_health.band_entered')!.event;
 		expect(nodeOutput(ex, 'Band Entered')[0]).toMatchObject({ id: entered.id, data: entered.data });
 		expect(nodeOutput(ex, 'Get Brand Health')[0]).toMatchObject({ brandId: 2 });
-		expect(nodeOutput(ex, 'Band Entered')[0].notice?.message).toMatch(/re-enabled/);
+		expect(nodeOutput(ex, 'Band Entered')[0].notice).toMatchObject({ missedUntil: expect.any(String) });
+		expect(nodeOutput(ex, 'Band Entered')[0].notice?.message).toMatch(/Order > Get Many/);
 		const [alert] = nodeOutput(ex, 'Alert');
 		expect(alert).toMatchObject({ severity: 'high', brandId: 2, eventId: entered.id, message: 'Brand 2: DeliveryPerformance entered band Critical' });
 		expect(alert.dimensionsNow.every((d: { dimension: string; band: string }) => d.dimension === 'DeliveryPerformance' && d.band === 'Critical')).toBe(true);
@@ -538,6 +568,15 @@ describe('after a restart of n8n', () => {
 			const l = await webhookExecutions(WF.orderArrives);
 			return l.some((e) => nodeOutput(e, 'Order Created')[0]?.id === between.event.id) ? l : undefined;
 		});
+		// Five events at once, then nothing for a few seconds: their ids must be saved without any
+		// later delivery to carry them (checked after the restart, below).
+		const burst = await Promise.all(
+			[0, 1, 2, 3, 4].map((i) => sandbox.control.send(endpointId, { event: { id: `msg_e2e_burst_${i}_${Date.now()}`, type: 'order.created', data: { brandId: 1, orderId: 1001 } } })),
+		);
+		expect(burst.map((b) => b.statusCode)).toEqual([200, 200, 200, 200, 200]);
+		acceptedBeforeRestart.push(...burst.map((b) => b.webhookId));
+		await waitFor('the burst\'s executions', async () => ((await webhookExecutions(WF.orderArrives)).length >= executedBefore + 6 ? true : undefined));
+		await sleep(3000);
 		const seq = await lastSeq();
 		restartSeq = seq;
 		await timings.time('n8n restart (stop + boot to editor line)', () => n8n.restart());
@@ -564,7 +603,7 @@ describe('after a restart of n8n', () => {
 		expect(nodeOutput(post, 'Get Order')).toMatchObject([{ id: order.id }]);
 		await sleep(1500);
 		const ids = (await webhookExecutions(WF.orderArrives)).map((e) => nodeOutput(e, 'Order Created')[0].id);
-		expect(ids).toHaveLength(executedBefore + 2);
+		expect(ids).toHaveLength(executedBefore + 7);
 		expect(new Set(ids).size).toBe(ids.length);
 		expect(ids).toEqual(expect.arrayContaining([firstEventId, between.event.id, event.id]));
 	});

@@ -6,7 +6,9 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { forgetProcessMemory, STORE_WRITE_INTERVAL_MS } from '../../nodes/MarketplaceTrigger/receive';
+import { DedupStore } from '../../nodes/MarketplaceTrigger/dedup';
+import { dedupKey } from '../../nodes/MarketplaceTrigger/events';
+import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { TriggerBench, eventually, recordOf, settledRuns, type TriggerHarness } from './helpers';
 
@@ -179,27 +181,45 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	expect(answers.filter((a) => (a.body as IDataObject).ignored === 'duplicate')).toHaveLength(2);
 });
 
-test('the id store is written at most every STORE_WRITE_INTERVAL_MS; ids in between go out with the next write', async () => {
+test('every accepted id is in the saved static data by the time its answer arrives: a burst, then silence, then a restart', async () => {
 	const { t } = await activeTrigger();
 	const secret = String(recordOf(t, t.webhookUrl)!.secret);
-	const storedIds = () => {
-		const seen = (t.staticData.seen ?? {}) as IDataObject;
-		return Object.values(seen).flatMap((state) => ((state as IDataObject).ids as string[]) ?? []).length;
-	};
-	await new Promise((r) => setTimeout(r, STORE_WRITE_INTERVAL_MS));
-	expect((await deliverSigned(t, [secret], orderEvent('evt_write_1'))).status).toBe(200);
-	const writtenAt = Date.now();
-	const afterFirst = storedIds();
-	expect(afterFirst).toBeGreaterThan(0);
-	// right after a write: accepted and run, but not written yet (checked when it did come in time)
-	expect((await deliverSigned(t, [secret], orderEvent('evt_write_2'))).status).toBe(200);
-	if (Date.now() - writtenAt < STORE_WRITE_INTERVAL_MS) expect(storedIds()).toBe(afterFirst);
-	await t.waitForRuns(2);
-	// the next accepted delivery after the interval writes both
-	await new Promise((r) => setTimeout(r, STORE_WRITE_INTERVAL_MS));
-	expect((await deliverSigned(t, [secret], orderEvent('evt_write_3'))).status).toBe(200);
-	expect(storedIds()).toBe(afterFirst + 2);
-	await t.waitForRuns(3);
+	const storedStore = () => DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
+	// one event alone
+	expect((await deliverSigned(t, [secret], orderEvent('evt_single'))).status).toBe(200);
+	expect(storedStore().has(dedupKey('evt_single'), Date.now())).toBe(true);
+	// five at once, then nothing: each answer finds its id saved
+	const burst = ['evt_b1', 'evt_b2', 'evt_b3', 'evt_b4', 'evt_b5'];
+	const answers = await Promise.all(
+		burst.map(async (id) => {
+			const answer = await deliverSigned(t, [secret], orderEvent(id));
+			return { answer, savedThen: storedStore().has(dedupKey(id), Date.now()) };
+		}),
+	);
+	expect(answers.map((a) => [a.answer.status, a.answer.body, a.savedThen])).toEqual(
+		burst.map((id) => [200, { received: true, id }, true]),
+	);
+	await t.waitForRuns(6);
+	// all six ids are saved together (no concurrent save lost one)
+	for (const id of ['evt_single', ...burst]) expect(storedStore().has(dedupKey(id), Date.now())).toBe(true);
+	// "restart": process memory gone; redeliveries of all six start nothing
+	forgetProcessMemory();
+	for (const id of ['evt_single', ...burst]) {
+		expect((await deliverSigned(t, [secret], orderEvent(id))).body).toEqual({ received: true, ignored: 'duplicate', id });
+	}
+	expect(await settledRuns(t)).toBe(6);
+});
+
+test('a redelivered duplicate is remembered from its own arrival on (the service retries after the next gap)', async () => {
+	const { t } = await activeTrigger();
+	const secret = String(recordOf(t, t.webhookUrl)!.secret);
+	// an event created 40 minutes ago: this is at least its fourth attempt, next gap 2 h
+	const event = { ...orderEvent('evt_late'), createdAt: new Date(Date.now() - 40 * 60_000).toISOString() };
+	expect((await deliverSigned(t, [secret], event)).status).toBe(200);
+	const stored = () => DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
+	expect(stored().has(dedupKey('evt_late'), Date.now() + 2 * 3_600_000)).toBe(true);
+	expect(stored().has(dedupKey('evt_late'), Date.now() + 2 * 3_600_000 + 11 * 60_000)).toBe(false);
+	await t.waitForRuns(1);
 });
 
 test('rotation overlap: after a rotation it made, the trigger accepts the previous secret for 24 hours, then only the new one', async () => {
@@ -237,6 +257,58 @@ test('rotation overlap: after a rotation it made, the trigger accepts the previo
 	await bench.control.createOrder({ brandId });
 	await t.waitForRuns(5);
 	expect(String(t.requests.at(-1)!.headers['webhook-signature']).split(' ')).toHaveLength(1);
+});
+
+describe('a secret rotated outside the trigger (Webhook Endpoint > Rotate Secret, or any API client)', () => {
+	const rotateOutside = async (endpointId: number, apiKey: string) =>
+		(await (
+			await fetch(`${bench.sandbox.baseUrl}/v1/webhook-endpoints/${endpointId}/rotate-secret`, {
+				method: 'POST',
+				headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': crypto.randomUUID() },
+			})
+		).json()) as IDataObject;
+	const rotations = async (apiKey: string, since: number) =>
+		(await bench.requestsOf(apiKey, since)).filter((r) => r.route === 'rotateWebhookEndpointSecret').length;
+
+	test('within the 24-hour overlap: the first authentic delivery shows it, the trigger rotates again and holds the current secret', async () => {
+		const { t, brandId, endpoint, apiKey, userId } = await activeTrigger();
+		const outside = await rotateOutside(endpoint.id, apiKey);
+		expect(String(outside.secret)).toMatch(/^whsec_/);
+		const since = await bench.lastSeq();
+		await bench.control.createOrder({ brandId });
+		await t.waitForRuns(1);
+		expect(await rotations(apiKey, since)).toBe(1);
+		const [now] = await bench.endpointsOf(userId);
+		expect(recordOf(t, t.webhookUrl)!.secret).toBe(now.secret);
+		expect(now.previousSecret).toBe(outside.secret);
+		// later deliveries (signed with the trigger's secret and the outside one) rotate nothing more
+		await bench.control.createOrder({ brandId });
+		await t.waitForRuns(2);
+		expect(await rotations(apiKey, since)).toBe(1);
+	});
+
+	test('after the overlap the service signs only with the secret the trigger lacks: 401, one rotation, and the retry a minute later runs once', async () => {
+		const { t, brandId, endpoint, apiKey } = await activeTrigger();
+		await rotateOutside(endpoint.id, apiKey);
+		await bench.control.advanceClock(24 * 3600 + 60);
+		const since = await bench.lastSeq();
+		const { event } = await bench.control.createOrder({ brandId });
+		await eventually(async () => (await bench.control.deliveries(endpoint.id)).find((d) => d.eventId === event.id && d.attempts >= 1));
+		const first = (await bench.control.deliveries(endpoint.id)).find((d) => d.eventId === event.id)!;
+		expect(first.responseStatusCode).toBe(401);
+		expect(await settledRuns(t)).toBe(0);
+		expect(await rotations(apiKey, since)).toBe(1);
+		// more unverifiable requests (forgeries, or further events) rotate nothing more for 10 minutes
+		const stranger = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+		expect((await deliverSigned(t, [stranger], orderEvent('evt_forged'))).status).toBe(401);
+		expect(await rotations(apiKey, since)).toBe(1);
+		// the service's retry after 1 minute is signed with the trigger's new secret too
+		await bench.control.advanceClock(60);
+		await t.waitForRuns(1);
+		expect(t.runs[0][0][0].json.id).toBe(event.id);
+		const delivered = (await bench.control.deliveries(endpoint.id)).find((d) => d.eventId === event.id)!;
+		expect(delivered).toMatchObject({ status: 'Delivered', responseStatusCode: 200, attempts: 2 });
+	});
 });
 
 describe('Fetch Current State', () => {

@@ -5,6 +5,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
+import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
 import { TriggerBench, recordOf, settledRuns } from './helpers';
 
 const bench = new TriggerBench();
@@ -136,14 +137,58 @@ test('an endpoint the service Disabled (FailingDeliveries) is re-enabled, with a
 	expect(notice).toMatchObject({ disabledReason: 'FailingDeliveries' });
 	expect(notice.message).toMatch(/not resend/);
 
-	// the next event carries the notice once
+	expect(notice.missedUntil).toBe(notice.reEnabledAt);
+	expect(Date.parse(String(notice.missedFrom))).toBe(Date.parse(String(notice.disabledSince)) - (5 * 24 + 42) * 3_600_000);
+
+	// three events at once: exactly one carries the notice, and it is not saved again
+	await Promise.all([1, 2, 3].map(async () => await bench.control.createOrder({ brandId })));
+	await t.waitForRuns(3);
+	expect(t.runs.filter((run) => run[0][0].json.notice !== undefined)).toHaveLength(1);
+	expect(t.runs.find((run) => run[0][0].json.notice)![0][0].json.notice).toMatchObject({ disabledReason: 'FailingDeliveries' });
+	expect(recordOf(t, t.webhookUrl)?.missedEvents).toBeUndefined();
+	// nor after a restart
+	forgetProcessMemory();
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(4);
+	expect(t.runs[3][0][0].json.notice).toBeUndefined();
+});
+
+test('off and on over an endpoint the service Disabled: the new endpoint\'s first event names the window of missed events', async () => {
+	const { userId, apiKey, brandId } = await bench.user();
+	const t = await bench.trigger(apiKey);
+	await t.activate();
+	const [endpoint] = await bench.endpointsOf(userId);
+	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/unreachable');
+	await bench.control.advanceClock(5 * DAY + 60);
+	await bench.control.createOrder({ brandId });
+	await bench.control.advanceClock(2 * DAY);
+	const [disabled] = await bench.endpointsOf(userId);
+	expect(disabled).toMatchObject({ status: 'Disabled' });
+	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
+
+	// the user turns the workflow off (the Disabled endpoint is deleted) and on (a new one is made)
+	await t.delete('update');
+	expect(await bench.endpointsOf(userId)).toHaveLength(0);
+	await t.activate();
+	const [fresh, ...none] = await bench.endpointsOf(userId);
+	expect(none).toHaveLength(0);
+	expect(fresh.id).not.toBe(endpoint.id);
+
 	await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);
-	expect(t.runs[0][0][0].json.notice).toMatchObject({ disabledReason: 'FailingDeliveries' });
-	expect(recordOf(t, t.webhookUrl)?.missedEvents).toBeUndefined();
+	const notice = t.runs[0][0][0].json.notice as IDataObject;
+	expect(notice).toMatchObject({ disabledReason: 'FailingDeliveries', disabledSince: disabled.updatedAt });
+	expect(Date.parse(String(notice.missedFrom))).toBeLessThan(Date.parse(String(disabled.updatedAt)));
+	expect(notice.message).toMatch(/Order > Get Many/);
 	await bench.control.createOrder({ brandId });
 	await t.waitForRuns(2);
 	expect(t.runs[1][0][0].json.notice).toBeUndefined();
+	// a plain off and on (endpoint Enabled) gives no notice
+	await t.delete('update');
+	await t.activate();
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(3);
+	expect(t.runs[2][0][0].json.notice).toBeUndefined();
 });
 
 test('test URL and production URL each get their own endpoint and record, and clean up only their own', async () => {
