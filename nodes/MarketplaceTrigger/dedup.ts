@@ -31,7 +31,7 @@ export const DEFAULT_MAX_ENTRIES = 10_000;
 export const KEY_LENGTH = 12;
 
 const MINUTE_MS = 60_000;
-const KEY_PATTERN = /^[A-Za-z0-9_-]+$/;
+const KEY_PATTERN = /^[A-Za-z0-9_-]*$/;
 
 /**
  * How long an id accepted now must be remembered, given the event's age (now minus its
@@ -49,6 +49,14 @@ export function retentionFor(ageMs: number): number {
 		attemptStart += gap;
 	}
 	return longest;
+}
+
+/** The keys concatenated in `text` (the serialised form), or none when it is malformed. */
+export function splitKeys(text: unknown): string[] {
+	if (typeof text !== 'string' || text.length % KEY_LENGTH !== 0 || !KEY_PATTERN.test(text)) return [];
+	const keys: string[] = [];
+	for (let i = 0; i < text.length; i += KEY_LENGTH) keys.push(text.slice(i, i + KEY_LENGTH));
+	return keys;
 }
 
 export interface DedupState {
@@ -78,9 +86,8 @@ export class DedupStore {
 		if (e && typeof e === 'object') {
 			for (const [minuteText, keys] of Object.entries(e as Record<string, unknown>)) {
 				const minute = parseInt(minuteText, 36);
-				if (!Number.isSafeInteger(minute) || typeof keys !== 'string' || keys.length % KEY_LENGTH !== 0) continue;
-				if (!KEY_PATTERN.test(keys)) continue;
-				for (let i = 0; i < keys.length; i += KEY_LENGTH) store.keepUntilMinute(keys.slice(i, i + KEY_LENGTH), minute);
+				if (!Number.isSafeInteger(minute)) continue;
+				for (const key of splitKeys(keys)) store.keepUntilMinute(key, minute);
 			}
 		} else if (Array.isArray(ids) && Array.isArray(at) && ids.length === at.length) {
 			for (let i = 0; i < ids.length; i++) {
@@ -118,10 +125,9 @@ export class DedupStore {
 		return changed;
 	}
 
-	/** True when this store remembers every key of `other` at least as long. */
-	covers(other: DedupStore): boolean {
-		for (const [key, minute] of other.expiry) if ((this.expiry.get(key) ?? -Infinity) < minute) return false;
-		return true;
+	/** The keys of `other` this store does not remember as long as `other` does. */
+	uncovered(other: DedupStore): string[] {
+		return [...other.expiry].filter(([key, minute]) => (this.expiry.get(key) ?? -Infinity) < minute).map(([key]) => key);
 	}
 
 	/** Drops the ids expired at `nowMs`. */

@@ -11,7 +11,8 @@
  *    in this process wait for the first. A duplicate -> 2xx, no run.
  * 4. Optionally read the current state; a transient failure -> 503 and the id is NOT recorded, so
  *    the service's retry is processed; a permanent one is noted on the item.
- * 5. Record the id, emit one item.
+ * 5. Record the id, emit one item. settle.ts then checks that the id stays stored while other
+ *    n8n processes save the static data too.
  *
  * Every answer is the trigger's own (`noWebhookResponse`), for this reason, which rests on n8n
  * 2.41.1 internals (re-check them on an n8n upgrade): static data changed in webhook() is saved by
@@ -39,6 +40,7 @@ import {
 	type EventEnvelope,
 } from './events';
 import { rotateSecret } from './lifecycle';
+import { forgetPending, noteAccepted, SYNC_EVENT_TYPE } from './settle';
 import {
 	getRecord,
 	loadSeen,
@@ -84,6 +86,7 @@ const lastRecovery = new Map<string, number>();
 
 /** Forgets this process's memory, as an n8n restart does (for tests). */
 export function forgetProcessMemory(): void {
+	forgetPending();
 	memory.clear();
 	shownNotices.clear();
 	lastRecovery.clear();
@@ -140,10 +143,24 @@ function reconcile(data: IDataObject, url: string, scope: string, nowMs: number)
 	return store;
 }
 
-/** Remembers an accepted id for as long as the service could send it again, and saves it. */
-function rememberId(data: IDataObject, url: string, store: DedupStore, key: string, event: EventEnvelope, nowMs: number): void {
-	store.remember(key, nowMs + retentionFor(nowMs - Date.parse(event.createdAt)));
+/** Remembers an accepted id for as long as the service could send it again, and saves it; returns until when. */
+function rememberId(data: IDataObject, url: string, store: DedupStore, key: string, event: EventEnvelope, nowMs: number): number {
+	const until = nowMs + retentionFor(nowMs - Date.parse(event.createdAt));
+	store.remember(key, until);
 	saveSeen(data, url, store);
+	return until;
+}
+
+/**
+ * A sync message of another process (or this one; see settle.ts): stores the ids it carries and
+ * answers which of them the stored static data lacked.
+ */
+function receiveSync(ctx: IWebhookFunctions, data: IDataObject, url: string, scope: string, event: EventEnvelope): IWebhookResponseData {
+	const sent = DedupStore.fromState(event.data.ids);
+	const missing = loadSeen(data, url).uncovered(sent);
+	const store = reconcile(data, url, scope, Date.now());
+	if (store.merge(sent)) saveSeen(data, url, store);
+	return reply(ctx, 200, { received: true, sync: true, missing: missing.join('') });
 }
 
 /**
@@ -232,6 +249,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	// 2. envelope and type
 	const event = parseEnvelope(rawBody);
 	if (!event) return reply(this, 400, { error: 'malformed-event', message: 'The body is not an event envelope' });
+	if (event.type === SYNC_EVENT_TYPE) return receiveSync(this, data, url, scope, event);
 	const options = this.getNodeParameter('options', {}) as ReceiveOptions;
 	if (event.type === TEST_EVENT_TYPE) {
 		if (options.emitTestEvents !== true) return acknowledge(this, 'test-event', { hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries' });
@@ -265,7 +283,9 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		}
 
 		// 5. record and emit (the read may have taken seconds: reconcile again with what came meanwhile)
-		rememberId(data, url, reconcile(data, url, scope, Date.now()), key, event, Date.now());
+		const until = rememberId(data, url, reconcile(data, url, scope, Date.now()), key, event, Date.now());
+		// production deliveries only: a test URL serves one request and is gone
+		if (this.getMode() === 'webhook' && record?.secret) noteAccepted(this, scope, url, getRecord(data, url)?.secret ?? record.secret, key, until);
 
 		const json: IDataObject = {
 			id: event.id,

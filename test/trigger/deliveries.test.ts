@@ -9,6 +9,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { DedupStore } from '../../nodes/MarketplaceTrigger/dedup';
 import { dedupKey } from '../../nodes/MarketplaceTrigger/events';
 import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
+import { pendingCount, SETTLE_SCHEDULE, SYNC_EVENT_TYPE } from '../../nodes/MarketplaceTrigger/settle';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { TriggerBench, eventually, recordOf, settledRuns, type TriggerHarness } from './helpers';
 
@@ -208,6 +209,61 @@ test('every accepted id is in the saved static data by the time its answer arriv
 		expect((await deliverSigned(t, [secret], orderEvent(id))).body).toEqual({ received: true, ignored: 'duplicate', id });
 	}
 	expect(await settledRuns(t)).toBe(6);
+});
+
+describe('ids stay stored when another n8n process saves the static data too (settle.ts)', () => {
+	const parked = { ...SETTLE_SCHEDULE };
+	let wake: Array<() => void> = [];
+	/** Runs the settle loop's next check now (its waits are injected). */
+	const tick = async () => {
+		await eventually(() => wake.length > 0);
+		wake.splice(0).forEach((resolve) => resolve());
+	};
+	beforeEach(() => {
+		Object.assign(SETTLE_SCHEDULE, {
+			firstMs: 1_000,
+			confirmAfterMs: 0,
+			sleep: async () => await new Promise<void>((resolve) => wake.push(resolve)),
+		});
+	});
+	afterEach(() => {
+		forgetProcessMemory();
+		wake.splice(0).forEach((resolve) => resolve());
+		Object.assign(SETTLE_SCHEDULE, parked);
+	});
+
+	test('an id overwritten by another process\'s save is stored again by the first check, then settled', async () => {
+		const { t } = await activeTrigger();
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		const stored = () => DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
+		const before = structuredClone(t.staticData);
+		expect((await deliverSigned(t, [secret], orderEvent('evt_overwritten'))).status).toBe(200);
+		expect(stored().has(dedupKey('evt_overwritten'), Date.now())).toBe(true);
+		// another processor, which loaded the static data before that save, saves its own copy after it
+		t.staticData = before;
+		expect(stored().has(dedupKey('evt_overwritten'), Date.now())).toBe(false);
+		const scope = `harness-trigger-workflow|${t.webhookUrl}`;
+		expect(pendingCount(scope)).toBe(1);
+		await tick();
+		await eventually(() => stored().has(dedupKey('evt_overwritten'), Date.now()));
+		const sync = t.responses.at(-1)!;
+		expect(sync.body).toEqual({ received: true, sync: true, missing: dedupKey('evt_overwritten') });
+		// the next check finds it stored and settles it
+		await tick();
+		await eventually(() => pendingCount(scope) === 0);
+		expect(t.responses.at(-1)!.body).toEqual({ received: true, sync: true, missing: '' });
+		// sync messages start no run; after a restart the event is a duplicate
+		forgetProcessMemory();
+		expect((await deliverSigned(t, [secret], orderEvent('evt_overwritten'))).body).toMatchObject({ ignored: 'duplicate' });
+		expect(await settledRuns(t)).toBe(1);
+	});
+
+	test('a sync message needs the signature like any delivery', async () => {
+		const { t } = await activeTrigger();
+		const stranger = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+		const sync = { id: 'sync_forged', type: SYNC_EVENT_TYPE, createdAt: new Date().toISOString(), data: { ids: { v: 2, e: {} } } };
+		expect((await deliverSigned(t, [stranger], sync)).status).toBe(401);
+	});
 });
 
 test('a redelivered duplicate is remembered from its own arrival on (the service retries after the next gap)', async () => {

@@ -7,10 +7,15 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
+import { SETTLE_SCHEDULE } from '../../nodes/MarketplaceTrigger/settle';
 import { createTriggerHarness, type TriggerHarness } from '../engine/harness';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbox';
 
 export type { TriggerHarness };
+
+// The settle loop's checks wait on an injected sleep; here it never wakes unless a test wakes it
+// (the harness is one process, so nothing else overwrites its static data).
+SETTLE_SCHEDULE.sleep = async () => await new Promise<void>(() => {});
 
 export class TriggerBench {
 	sandbox!: SandboxHandle;
