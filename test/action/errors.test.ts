@@ -92,10 +92,40 @@ test('continueOnFail error items carry message, description and httpCode, withou
 		{ inputItems: [{ json: { b: 6 } }, { json: { b: 1 } }], continueOnFail: true },
 	);
 	expect(r.error).toBeUndefined();
-	expect(r.items[0].json).toMatchObject({ httpCode: '403', error: expect.stringMatching(/^forbidden \(403\): brand 6 is outside/) });
-	expect(r.items[0].json.description).toEqual(expect.any(String));
+	expect(r.items[0].json).toEqual({
+		error: expect.stringMatching(/^forbidden \(403\): brand 6 is outside/),
+		details: { httpCode: '403', description: expect.any(String) },
+	});
 	expect(r.items[1].json.brandId).toBe(1);
 	expectNoKey(r.items, bench.apiKey);
+});
+
+describe('"On Error: Continue (using error output)"', () => {
+	test('a failed item goes to the error output, paired with its input; the others to the main output', async () => {
+		const r = await bench.run(
+			{ resource: 'order', operation: 'get', orderId: '={{ $json.o }}' },
+			{ inputItems: [{ json: { o: 1001 } }, { json: { o: 999999 } }, { json: { o: 'x' } }, { json: { o: 1002 } }], onError: 'continueErrorOutput' },
+		);
+		expect(r.error).toBeUndefined();
+		expect(r.items.map((i) => i.json.id)).toEqual([1001, 1002]);
+		expect(r.items.map((i) => (i.pairedItem as { item: number }).item)).toEqual([0, 3]);
+		expect(r.errorItems).toHaveLength(2);
+		// n8n merges the input item's json into each error item
+		expect(r.errorItems[0].json).toMatchObject({ o: 999999, error: expect.stringMatching(/^not-found \(404\)/), details: { httpCode: '404' } });
+		expect(r.errorItems[1].json).toMatchObject({ o: 'x', error: expect.stringMatching(/Order ID/) });
+		expect(r.errorItems.map((i) => (i.pairedItem as { item: number }).item)).toEqual([1, 2]);
+		expectNoKey([r.items, r.errorItems], bench.apiKey);
+	});
+
+	test('"Continue (regular output)" keeps them on the one output, in order', async () => {
+		const r = await bench.run(
+			{ resource: 'order', operation: 'get', orderId: '={{ $json.o }}' },
+			{ inputItems: [{ json: { o: 1001 } }, { json: { o: 999999 } }], onError: 'continueRegularOutput' },
+		);
+		expect(r.error).toBeUndefined();
+		expect(r.items.map((i) => i.json.id ?? i.json.error)).toEqual([1001, expect.stringMatching(/^not-found/)]);
+		expect(r.errorItems).toEqual([]);
+	});
 });
 
 describe('credential test', () => {

@@ -6,7 +6,7 @@ import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workf
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { Marketplace } from '../../nodes/Marketplace/Marketplace.node';
-import { runNode, type RunNodeResult } from '../engine/harness';
+import { runNode, type RunNodeOptions, type RunNodeResult } from '../engine/harness';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbox';
 import type { LoggedRequest } from '../sandbox/requestLog';
 
@@ -16,6 +16,8 @@ export const credentialType = new MarketplaceApi();
 export interface RunOptions {
 	inputItems?: INodeExecutionData[];
 	continueOnFail?: boolean;
+	/** "On Error: Continue (using error output)" and the like; the error output is `errorItems`. */
+	onError?: RunNodeOptions['onError'];
 	apiKey?: string;
 	baseUrl?: string;
 }
@@ -76,7 +78,10 @@ export class Bench {
 	}
 
 	/** Runs the node; `sent` are the requests the sandbox received during the run, in order. */
-	async run(parameters: INodeParameters, options: RunOptions = {}): Promise<RunNodeResult & { sent: Sent[]; items: INodeExecutionData[] }> {
+	async run(
+		parameters: INodeParameters,
+		options: RunOptions = {},
+	): Promise<RunNodeResult & { sent: Sent[]; items: INodeExecutionData[]; errorItems: INodeExecutionData[] }> {
 		const before = (await this.control.requests()).at(-1)?.seq ?? 0;
 		const result = await runNode({
 			node,
@@ -87,9 +92,10 @@ export class Bench {
 			parameters,
 			inputItems: options.inputItems,
 			continueOnFail: options.continueOnFail,
+			onError: options.onError,
 		});
 		const sent = (await this.control.requests(before)).map(sentOf);
-		return { ...result, sent, items: result.outputs?.[0] ?? [] };
+		return { ...result, sent, items: result.outputs?.[0] ?? [], errorItems: result.outputs?.[1] ?? [] };
 	}
 }
 

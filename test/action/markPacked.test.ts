@@ -149,6 +149,29 @@ test('continueOnFail: a bad item becomes an error item paired with it, the good 
 	expect(pairs(r.items)).toEqual([0, 1, 2]);
 });
 
+test('"Continue (using error output)": a bad item and a failed batch go to the error output; packed orders to the main output', async () => {
+	const ids = await newOrders(4);
+	await bench.control.injectFault({ route: 'markOrdersPacked', mode: '500', count: 1 });
+	const r = await bench.run(
+		{ resource: 'fulfillment', operation: 'markPacked', orderIds: '={{ $json.id }}', options: { batchSize: 2 }, requestOptions: { maxAttempts: 1 } },
+		{ inputItems: [...ids.map((id) => ({ json: { id } })), { json: { id: 'abc' } }], onError: 'continueErrorOutput' },
+	);
+	expect(r.error).toBeUndefined();
+	expect(r.items.map((i) => [i.json.orderId, i.json.success])).toEqual([
+		[ids[2], true],
+		[ids[3], true],
+	]);
+	expect(pairs(r.items)).toEqual([2, 3]);
+	expect(r.errorItems.map((i) => [(i.json.details as IDataObject)?.orderId ?? null, i.json.id])).toEqual([
+		[ids[0], ids[0]],
+		[ids[1], ids[1]],
+		[null, 'abc'],
+	]);
+	expect(r.errorItems[0].json.error).toMatch(/internal \(500\)/);
+	expect(r.errorItems[2].json.error).toMatch(/Order IDs/);
+	expect(pairs(r.errorItems)).toEqual([0, 1, 4]);
+});
+
 test('continueOnFail: a batch whose request fails gives error items for its orders only', async () => {
 	const ids = await newOrders(4);
 	await bench.control.injectFault({ route: 'markOrdersPacked', mode: '500', count: 1 });
@@ -164,7 +187,7 @@ test('continueOnFail: a batch whose request fails gives error items for its orde
 	);
 	expect(r.error).toBeUndefined();
 	expect(r.sent.map((s) => s.status)).toEqual([500, 200]);
-	expect(r.items.map((i) => [i.json.orderId, i.json.success ?? 'error'])).toEqual([
+	expect(r.items.map((i) => [i.json.orderId ?? (i.json.details as IDataObject).orderId, i.json.success ?? 'error'])).toEqual([
 		[ids[0], 'error'],
 		[ids[1], 'error'],
 		[ids[2], true],

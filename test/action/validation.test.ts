@@ -140,7 +140,7 @@ describe('continueOnFail and pairedItem on every operation', () => {
 		expect(byItem(0).every((o) => o.json.error === undefined)).toBe(true);
 		// item 2 runs too (delete of an already deleted endpoint fails with the service's 404)
 		if (operation === 'delete') {
-			expect(byItem(2)[0].json).toMatchObject({ httpCode: '404' });
+			expect(byItem(2)[0].json).toMatchObject({ details: { httpCode: '404' } });
 		} else {
 			expect(byItem(2).length).toBeGreaterThan(0);
 			expect(byItem(2).every((o) => o.json.error === undefined)).toBe(true);
@@ -151,6 +151,23 @@ describe('continueOnFail and pairedItem on every operation', () => {
 		expect(r.sent.length).toBeGreaterThan(0);
 		expect(r.sent.every((s) => !`${s.path}?${s.rawQuery} ${JSON.stringify(s.body ?? {})}`.includes(String(bad)))).toBe(true);
 	});
+
+	test.each(table().map((row) => `${row[0]}.${row[1]}`))('%s with "Continue (using error output)": the bad item on the error output', async (name) => {
+		const [resource, operation, parameters, bad, goodValue, field] = table().find((t) => `${t[0]}.${t[1]}` === name)!;
+		const good = typeof goodValue === 'function' ? (goodValue as () => unknown)() : goodValue;
+		const r = await bench.run(
+			{ resource, operation, ...parameters },
+			{ inputItems: items({ v: good as never }, { v: bad as never }), onError: 'continueErrorOutput' },
+		);
+		expect(r.error).toBeUndefined();
+		const badOnes = r.errorItems.filter((o) => (o.pairedItem as { item: number }).item === 1);
+		expect(badOnes).toHaveLength(1);
+		expect(badOnes[0].json).toMatchObject({ v: bad, error: expect.stringContaining(`"${field}"`) });
+		expect(r.items.every((o) => o.json.error === undefined && (o.pairedItem as { item: number }).item === 0)).toBe(true);
+		// the good item ran; delete's endpoint was deleted by the test above, so it fails with the service's 404
+		if (operation === 'delete') expect(r.errorItems.find((o) => (o.pairedItem as { item: number }).item === 0)?.json.details).toMatchObject({ httpCode: '404' });
+		else expect(r.items.length).toBeGreaterThan(0);
+	});
 });
 
 test('continueOnFail with a service error: the failed item is an error item with httpCode, the others run', async () => {
@@ -159,7 +176,7 @@ test('continueOnFail with a service error: the failed item is an error item with
 		{ inputItems: items({ id: 1001 }, { id: 999_999 }, { id: 1002 }), continueOnFail: true },
 	);
 	expect(r.error).toBeUndefined();
-	expect(r.items.map((i) => i.json.id ?? i.json.httpCode)).toEqual([1001, '404', 1002]);
+	expect(r.items.map((i) => i.json.id ?? (i.json.details as IDataObject).httpCode)).toEqual([1001, '404', 1002]);
 	expect(r.items[1].json.error).toMatch(/^not-found \(404\)/);
 	expect(pairs(r.items)).toEqual([0, 1, 2]);
 	expect(r.sent.map((s) => s.status)).toEqual([200, 404, 200]);

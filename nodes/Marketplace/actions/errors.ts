@@ -22,14 +22,14 @@ export function toNodeError(
 	return new NodeOperationError(ctx.getNode(), error as Error, { itemIndex });
 }
 
-/** The output item of a failed item under "Continue (using error output)" / continueOnFail. */
-export function errorItem(
-	error: Error & { description?: string | null; httpCode?: string | null },
-	itemIndex: number,
-	extra: IDataObject = {},
-): INodeExecutionData {
-	const json: IDataObject = { ...extra, error: error.message };
-	if (error.description) json.description = error.description;
-	if (error.httpCode) json.httpCode = error.httpCode;
-	return { json, pairedItem: { item: itemIndex } };
+/**
+ * The output item of a failed item under either "On Error: Continue" setting: `{ error, details }`.
+ * n8n routes an item to the error output only when its json has no keys but error, message and
+ * details (WorkflowExecute.handleNodeErrorOutput), so everything else goes into details.
+ */
+export function errorItem(error: NodeApiError | NodeOperationError, itemIndex: number, extra: IDataObject = {}): INodeExecutionData {
+	const details: IDataObject = { ...extra };
+	if (error.description) details.description = error.description;
+	if (error instanceof NodeApiError && error.httpCode) details.httpCode = error.httpCode;
+	return { json: { error: error.message, details }, pairedItem: { item: itemIndex } };
 }

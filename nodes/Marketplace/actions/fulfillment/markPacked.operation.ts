@@ -181,7 +181,7 @@ export async function execute(
 
 	// 2. One request per batch of distinct order ids; every result kept by order id.
 	const results = new Map<number, PackResult>();
-	const requestErrors = new Map<number, Error>();
+	const requestErrors = new Map<number, ReturnType<typeof toNodeError>>();
 	const order = [...new Set(idsByItem.flatMap((ids) => ids ?? []))];
 
 	let batchNumber = 0;
