@@ -5,7 +5,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { startReceiver, type Receiver } from '../sandbox/testkit';
-import { Bench, expectRead, expectUniqueRequestIds, expectWrite, items, pairs } from './helpers';
+import { Bench, errorOf, expectRead, expectUniqueRequestIds, expectWrite, items, pairs } from './helpers';
 
 const bench = new Bench({ allowHttpLoopback: true });
 let receiver: Receiver;
@@ -149,6 +149,28 @@ describe('webhookEndpoint', () => {
 		});
 		expect(back.sent[0].body).toEqual({ eventTypes: ['brand_health.band_entered'], status: 'Enabled' });
 		expect(back.items[0].json).toMatchObject({ status: 'Enabled', eventTypes: ['brand_health.band_entered'] });
+	});
+
+	test('update: an empty Description is not sent (the service refuses it); alone it is an input error', async () => {
+		const r = await bench.run({
+			resource: 'webhookEndpoint',
+			operation: 'update',
+			endpointId: String(endpointId),
+			updateFields: { description: '', status: 'Enabled' },
+		});
+		expect(r.error).toBeUndefined();
+		expect(r.sent[0].body).toEqual({ status: 'Enabled' });
+		expect(r.items[0].json.description).toBe('packing desk');
+		const alone = await bench.run({ resource: 'webhookEndpoint', operation: 'update', endpointId: String(endpointId), updateFields: { description: '  ' } });
+		expect(errorOf(alone).message).toMatch(/^Invalid parameter "Update Fields": add at least one field/);
+		expect(alone.sent).toEqual([]);
+		// what the service answers to an empty description, for the record
+		const raw = await fetch(`${bench.sandbox.baseUrl}/v1/webhook-endpoints/${endpointId}`, {
+			method: 'PATCH',
+			headers: { authorization: `Bearer ${bench.apiKey}`, 'content-type': 'application/json' },
+			body: JSON.stringify({ description: '' }),
+		});
+		expect(raw.status).toBe(400);
 	});
 
 	test('test: POST .../test, one webhook.test delivery reaches the receiver', async () => {

@@ -2,7 +2,7 @@ import { type FieldError, invalid } from './errors';
 
 /** A tiny schema for the JSON bodies the service validates (spec 4.1: exact fields, types, case). */
 export type FieldSpec =
-	| { type: 'string'; required?: boolean; enum?: readonly string[]; maxLength?: number }
+	| { type: 'string'; required?: boolean; enum?: readonly string[]; minLength?: number; maxLength?: number }
 	| { type: 'boolean'; required?: boolean }
 	| { type: 'integer'; required?: boolean; min?: number }
 	| { type: 'integerArray'; required?: boolean; minItems?: number; maxItems?: number }
@@ -47,6 +47,7 @@ function checkField(pointer: string, name: string, value: unknown, spec: FieldSp
 		case 'string':
 			if (typeof value !== 'string') return fail(`${name} must be a string`);
 			if (spec.enum && !spec.enum.includes(value)) return fail(`${name} must be one of ${spec.enum.join(', ')} (case-sensitive)`);
+			if (spec.minLength !== undefined && value.length < spec.minLength) return fail(`${name} must not be empty`);
 			if (spec.maxLength !== undefined && value.length > spec.maxLength) return fail(`${name} is longer than ${spec.maxLength}`);
 			return [];
 		case 'boolean':

@@ -17,9 +17,10 @@ const CREATE_SCHEMA: BodySchema = {
 	eventTypes: { type: 'stringArray', required: true, minItems: 1, enum: SUBSCRIBABLE_EVENT_TYPES },
 };
 
+// The service refuses an empty description on update (\`/description: must not be empty\`).
 const UPDATE_SCHEMA: BodySchema = {
 	url: { type: 'string', maxLength: 2048 },
-	description: { type: 'string', maxLength: 500 },
+	description: { type: 'string', minLength: 1, maxLength: 500 },
 	eventTypes: { type: 'stringArray', minItems: 1, enum: SUBSCRIBABLE_EVENT_TYPES },
 	status: { type: 'string', enum: ['Enabled', 'Disabled'] },
 };

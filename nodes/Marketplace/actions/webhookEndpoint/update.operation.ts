@@ -19,7 +19,7 @@ export const update = writeOperation({
 			placeholder: 'Add Field',
 			default: {},
 			options: [
-				{ displayName: 'Description', name: 'description', type: 'string', default: '', description: 'Free text to recognise the endpoint by' },
+				{ displayName: 'Description', name: 'description', type: 'string', default: '', description: 'Free text to recognise the endpoint by. Empty keeps the current description (the service does not accept an empty one).' },
 				{ displayName: 'Event Types', name: 'eventTypes', type: 'multiOptions', options: eventTypeOptions, default: [], description: 'Events to deliver to this endpoint' },
 				{
 					displayName: 'Status',
@@ -40,7 +40,9 @@ export const update = writeOperation({
 		const fields = param<IDataObject>(ctx, 'updateFields', itemIndex, {});
 		const body: IDataObject = {};
 		if (fields.url !== undefined) body.url = toWebhookUrl(fields.url, 'Update Fields > URL');
-		if (fields.description !== undefined) body.description = toText(fields.description, 'Update Fields > Description') ?? '';
+		// The service refuses an empty description, so an empty field is not sent (it keeps the old one).
+		const description = toText(fields.description, 'Update Fields > Description');
+		if (description) body.description = description;
 		if (fields.eventTypes !== undefined) {
 			const eventTypes = toEnumList(fields.eventTypes, 'Update Fields > Event Types', SUBSCRIBABLE_EVENT_TYPES);
 			if (eventTypes.length === 0) throw new InputError('Update Fields > Event Types', 'choose at least one event type');
@@ -49,7 +51,7 @@ export const update = writeOperation({
 		if (fields.status !== undefined) {
 			body.status = toEnumList(fields.status, 'Update Fields > Status', ['Enabled', 'Disabled'] as const)[0];
 		}
-		if (Object.keys(body).length === 0) throw new InputError('Update Fields', 'add at least one field to change');
+		if (Object.keys(body).length === 0) throw new InputError('Update Fields', 'add at least one field to change (an empty Description changes nothing)');
 		return { pathParams: endpointIdOf(ctx, itemIndex), body };
 	},
 });
