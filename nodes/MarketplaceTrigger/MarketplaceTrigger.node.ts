@@ -7,7 +7,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { EVENT_TYPE_OPTIONS } from './events';
+import { EVENT_TYPE_OPTIONS } from '../shared/routes';
 import { checkEndpointExists, createEndpoint, deleteEndpoint, DEFAULT_ENDPOINT_DESCRIPTION } from './lifecycle';
 import { receiveDelivery } from './receive';
 

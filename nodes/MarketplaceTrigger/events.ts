@@ -8,23 +8,6 @@ import { KEY_LENGTH } from './dedup';
 
 export const TEST_EVENT_TYPE = 'webhook.test';
 
-/** Options of the Event Types parameter, sorted by name as n8n's lint rules want. */
-export const EVENT_TYPE_OPTIONS: Array<{ name: string; value: SubscribableEventType; description: string }> = [
-	{
-		name: 'Brand Health Band Entered',
-		value: 'brand_health.band_entered',
-		description: 'A brand health dimension enters a band',
-	},
-	{
-		name: 'Brand Health Band Exited',
-		value: 'brand_health.band_exited',
-		description: 'A brand health dimension leaves a band',
-	},
-	{ name: 'Order Cancelled', value: 'order.cancelled', description: 'An order is cancelled' },
-	{ name: 'Order Created', value: 'order.created', description: 'An order arrives for a brand' },
-	{ name: 'Order Returned', value: 'order.returned', description: 'An order is returned' },
-];
-
 export function isSubscribable(type: string): type is SubscribableEventType {
 	return (SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(type);
 }

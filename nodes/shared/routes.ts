@@ -171,16 +171,26 @@ export type RouteName = keyof typeof ROUTES;
 /** Largest number of order ids one mark-packed request accepts (sandbox and node agree). */
 export const MARK_PACKED_MAX_BATCH = 100;
 
-/** Event types a webhook endpoint can subscribe to (spec 6.1); `webhook.test` cannot be subscribed. */
-export const SUBSCRIBABLE_EVENT_TYPES = [
-	'order.created',
-	'order.cancelled',
-	'order.returned',
-	'brand_health.band_entered',
-	'brand_health.band_exited',
+/**
+ * Event types a webhook endpoint can subscribe to, with the names the nodes show for them
+ * (`webhook.test` cannot be subscribed to). The one list of them: every other list is derived.
+ */
+export const EVENT_TYPES = [
+	{ value: 'order.created', name: 'Order Created', description: 'An order arrives for a brand' },
+	{ value: 'order.cancelled', name: 'Order Cancelled', description: 'An order is cancelled' },
+	{ value: 'order.returned', name: 'Order Returned', description: 'An order is returned' },
+	{ value: 'brand_health.band_entered', name: 'Brand Health Band Entered', description: 'A brand health dimension enters a band' },
+	{ value: 'brand_health.band_exited', name: 'Brand Health Band Exited', description: 'A brand health dimension leaves a band' },
 ] as const;
 
-export type SubscribableEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
+export type SubscribableEventType = (typeof EVENT_TYPES)[number]['value'];
+
+export const SUBSCRIBABLE_EVENT_TYPES: readonly SubscribableEventType[] = EVENT_TYPES.map((t) => t.value);
+
+/** The event types as n8n options, sorted by name as n8n's lint rules want. */
+export const EVENT_TYPE_OPTIONS = [...EVENT_TYPES]
+	.sort((a, b) => a.name.localeCompare(b.name))
+	.map(({ name, value, description }) => ({ name, value, description }));
 
 /** Order statuses seen in filters (spec 3.3); the sandbox also uses Cancelled and Returned. */
 export const ORDER_STATUSES = ['Created', 'Packed', 'Cancelled', 'Returned'] as const;

@@ -1,12 +1,12 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { SUBSCRIBABLE_EVENT_TYPES } from '../../../shared/routes';
+import { EVENT_TYPE_OPTIONS, SUBSCRIBABLE_EVENT_TYPES } from '../../../shared/routes';
 import { toEnumList, toText, toWebhookUrl } from '../../../shared/validation';
 import { InputError } from '../../../shared/validation';
 import { apiRequest, newIdempotencyKey } from '../../../shared/transport/request';
 import { readAll } from '../../../shared/transport/pagination';
 import { param, writeOperation } from '../common';
-import { eventTypeOptions, withSecretNotice } from './fields';
+import { withSecretNotice } from './fields';
 
 /** POST /v1/webhook-endpoints: answers with the endpoint and its signing secret, shown once. */
 export const create = writeOperation({
@@ -28,7 +28,7 @@ export const create = writeOperation({
 			name: 'eventTypes',
 			type: 'multiOptions',
 			required: true,
-			options: eventTypeOptions,
+			options: EVENT_TYPE_OPTIONS,
 			default: [],
 			description: 'Events to deliver to this endpoint',
 		},

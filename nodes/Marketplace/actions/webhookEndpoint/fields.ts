@@ -1,6 +1,5 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
-import { SUBSCRIBABLE_EVENT_TYPES } from '../../../shared/routes';
 import { toId } from '../../../shared/validation';
 import { param } from '../common';
 import type { IExecuteFunctions } from 'n8n-workflow';
@@ -14,8 +13,6 @@ export const endpointIdProperty: INodeProperties = {
 	placeholder: '12',
 	description: 'ID of one of your webhook endpoints',
 };
-
-export const eventTypeOptions = SUBSCRIBABLE_EVENT_TYPES.map((type) => ({ name: type, value: type }));
 
 export function endpointIdOf(ctx: IExecuteFunctions, itemIndex: number): { id: number } {
 	return { id: toId(param(ctx, 'endpointId', itemIndex), 'Webhook Endpoint ID') };

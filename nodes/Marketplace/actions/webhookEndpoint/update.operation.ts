@@ -1,9 +1,9 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { SUBSCRIBABLE_EVENT_TYPES } from '../../../shared/routes';
+import { EVENT_TYPE_OPTIONS, SUBSCRIBABLE_EVENT_TYPES } from '../../../shared/routes';
 import { InputError, toEnumList, toText, toWebhookUrl } from '../../../shared/validation';
 import { param, writeOperation } from '../common';
-import { endpointIdOf, endpointIdProperty, eventTypeOptions } from './fields';
+import { endpointIdOf, endpointIdProperty } from './fields';
 
 /** PATCH /v1/webhook-endpoints/{id}: only the fields added under Update Fields are sent. */
 export const update = writeOperation({
@@ -20,7 +20,7 @@ export const update = writeOperation({
 			default: {},
 			options: [
 				{ displayName: 'Description', name: 'description', type: 'string', default: '', description: 'Free text to recognise the endpoint by. Empty keeps the current description (the service does not accept an empty one).' },
-				{ displayName: 'Event Types', name: 'eventTypes', type: 'multiOptions', options: eventTypeOptions, default: [], description: 'Events to deliver to this endpoint' },
+				{ displayName: 'Event Types', name: 'eventTypes', type: 'multiOptions', options: EVENT_TYPE_OPTIONS, default: [], description: 'Events to deliver to this endpoint' },
 				{
 					displayName: 'Status',
 					name: 'status',
