@@ -203,7 +203,10 @@ async function explainCreateRefusal(
 	const urlProblem = failure.pointers.find((p) => p.pointer === '/url');
 	if (failure.status === 400 && urlProblem) {
 		return nodeApiError(ctx.getNode(), errorObjectOf(error), {
-			message: `The service refused this node's webhook URL ${url}: ${urlProblem.detail || 'not acceptable'}`,
+			// n8n shows only the message in the activation toast and the publication status: the fix goes here
+			message:
+				`The service refused this node's webhook URL ${url} (${urlProblem.detail || 'not acceptable'}). ` +
+				'Set N8N_WEBHOOK_URL to the public https address of this n8n and restart it, or use the Marketplace Polling Trigger',
 			description:
 				'The Marketplace service only delivers to public https addresses. n8n builds this URL from its ' +
 				'N8N_WEBHOOK_URL environment variable (WEBHOOK_URL in older versions): set it to the public https ' +
@@ -222,7 +225,9 @@ async function explainCreateRefusal(
 	}
 	if (endpoints.length < MAX_ENDPOINTS) return undefined;
 	return nodeApiError(ctx.getNode(), errorObjectOf(error), {
-		message: `You already own ${endpoints.length} webhook endpoints, the most the Marketplace service allows (${MAX_ENDPOINTS})`,
+		message:
+			`You already own ${endpoints.length} webhook endpoints, the most the Marketplace service allows (${MAX_ENDPOINTS}): ` +
+			'delete one you no longer use (Marketplace node, Webhook Endpoint > Delete) or deactivate another workflow with a Marketplace Trigger',
 		description:
 			'Free one, then activate this workflow again: delete an endpoint you no longer use with the Marketplace ' +
 			'node (Webhook Endpoint > Delete; Webhook Endpoint > Get Many lists them), or deactivate another workflow ' +

@@ -246,7 +246,7 @@ test('the 10-endpoint limit gives a message that says how to free one', async ()
 		() => undefined,
 		(e: Error & { description?: string }) => e,
 	);
-	expect(error?.message).toMatch(/already own 10 webhook endpoints.*\(10\)/);
+	expect(error?.message).toMatch(/already own 10 webhook endpoints.*\(10\): delete one you no longer use \(Marketplace node, Webhook Endpoint > Delete\) or deactivate another workflow/);
 	expect(error?.description).toMatch(/Webhook Endpoint > Delete/);
 	expect(error?.description).toMatch(/deactivate another workflow/);
 	expect(error?.description).toContain('http://127.0.0.1:9/other-0');
@@ -267,7 +267,8 @@ describe('without loopback delivery (the service as it is)', () => {
 			() => undefined,
 			(e: Error & { description?: string; httpCode?: string }) => e,
 		);
-		expect(error?.message).toMatch(/refused this node's webhook URL http:\/\/127\.0\.0\.1.*https/);
+		// the fix is in the message: n8n 2.41.1 shows only the message when activation fails
+		expect(error?.message).toMatch(/refused this node's webhook URL http:\/\/127\.0\.0\.1.*https.*Set N8N_WEBHOOK_URL to the public https address.*Polling Trigger/);
 		expect(error?.description).toMatch(/N8N_WEBHOOK_URL/);
 		expect(error?.description).toMatch(/WEBHOOK_URL/);
 		expect(error?.httpCode).toBe('400');
