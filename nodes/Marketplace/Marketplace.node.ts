@@ -6,7 +6,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { requestOptionsProperty } from './actions/common';
+import { requestOptionsProperty } from '../shared/requestOptions';
 import { nodeProperties } from './actions/resources';
 import { router } from './actions/router';
 

@@ -7,10 +7,10 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
-import { requestOptionsProperty } from '../Marketplace/actions/common';
+import { readRequestOptions, requestOptionsProperty } from '../shared/requestOptions';
 import { ORDER_STATUSES } from '../shared/routes';
 import { readAll } from '../shared/transport/pagination';
-import { DEFAULT_TRANSPORT, type TransportSettings } from '../shared/transport/request';
+import type { TransportSettings } from '../shared/transport/request';
 import { InputError, toEnumList, toIdList, toLimit, toUtcDateTime } from '../shared/validation';
 import {
 	days,
@@ -55,16 +55,7 @@ function readSettings(ctx: IPollFunctions): WatchSettings {
 }
 
 function readTransportSettings(ctx: IPollFunctions): TransportSettings {
-	const options = ctx.getNodeParameter('requestOptions', {}) as IDataObject;
-	const maxAttempts =
-		options.maxAttempts === undefined
-			? DEFAULT_TRANSPORT.retry.maxAttempts
-			: toLimit(options.maxAttempts, 'Request Options > Max Attempts', 10);
-	const timeoutMs =
-		options.timeout === undefined
-			? DEFAULT_TRANSPORT.timeoutMs
-			: toLimit(options.timeout, 'Request Options > Timeout (Ms)', 300_000);
-	return { timeoutMs, retry: { ...DEFAULT_TRANSPORT.retry, maxAttempts } };
+	return readRequestOptions(ctx.getNodeParameter('requestOptions', {}) as IDataObject);
 }
 
 const toItems = (changes: DetectedChange[]): INodeExecutionData[] =>

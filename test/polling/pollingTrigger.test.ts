@@ -244,6 +244,18 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		expect(await sandbox.control.requests(before)).toHaveLength(0);
 	});
 
+	test('Request Options accept what the shared parameter offers (a 400,000 ms timeout), and the same bounds as the action node', async () => {
+		const poller = trigger({ events: ['created'], requestOptions: { timeout: 400_000, maxAttempts: 10 } });
+		await expect(poller.poll()).resolves.toBeNull();
+		for (const [requestOptions, field] of [
+			[{ timeout: 600_001 }, 'Timeout (Ms)'],
+			[{ maxAttempts: 11 }, 'Max Attempts'],
+		] as const) {
+			const error = await trigger({ events: ['created'], requestOptions }).poll().catch((e: unknown) => e);
+			expect((error as Error).message).toContain(`Request Options > ${field}`);
+		}
+	});
+
 	test('static data stays bounded to the orders of the window', async () => {
 		const poller = trigger({ events: ['created', 'statusChanged'], lookbackDays: 2 });
 		await poller.poll();

@@ -5,20 +5,13 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
+import { readRequestOptions } from '../../shared/requestOptions';
 import { ROUTES, type RouteName } from '../../shared/routes';
 import { readAll } from '../../shared/transport/pagination';
 import type { QueryValues } from '../../shared/transport/queryEncoding';
-import {
-	apiRequest,
-	DEFAULT_TRANSPORT,
-	newIdempotencyKey,
-	type TransportSettings,
-} from '../../shared/transport/request';
-import { toIdempotencyKey, toIdList, toLimit, toWholeNumber } from '../../shared/validation';
+import { apiRequest, newIdempotencyKey, type TransportSettings } from '../../shared/transport/request';
+import { toIdempotencyKey, toIdList, toLimit } from '../../shared/validation';
 import type { ItemOperation } from './operation';
-
-/** Longest accepted request timeout: 10 minutes. */
-const MAX_TIMEOUT_MS = 600_000;
 
 /** Shows `properties` only for one resource and operation. */
 export function forOperation(
@@ -80,50 +73,13 @@ export function writeOptions(extra: INodeProperties[] = []): INodeProperties {
 	};
 }
 
-/** Shown for every operation: how long to wait for an answer and how often to try. */
-export const requestOptionsProperty: INodeProperties = {
-	displayName: 'Request Options',
-	name: 'requestOptions',
-	type: 'collection',
-	placeholder: 'Add Option',
-	default: {},
-	options: [
-		{
-			displayName: 'Max Attempts',
-			name: 'maxAttempts',
-			type: 'number',
-			typeOptions: { minValue: 1, maxValue: 10 },
-			default: 5,
-			description:
-				'Attempts per request, counting the first. Rate limits (429), server errors, network errors and idempotency-in-progress are retried with the same Idempotency-Key.',
-		},
-		{
-			displayName: 'Timeout (Ms)',
-			name: 'timeout',
-			type: 'number',
-			typeOptions: { minValue: 100, maxValue: MAX_TIMEOUT_MS },
-			default: 30000,
-			description: 'Milliseconds to wait for each answer before trying again',
-		},
-	],
-};
-
 /** Reads an item's parameter; n8n's own errors for missing parameters are rare, so keep it plain. */
 export function param<T>(ctx: IExecuteFunctions, name: string, itemIndex: number, fallback?: T): T {
 	return ctx.getNodeParameter(name, itemIndex, fallback as never) as T;
 }
 
 export function requestSettings(ctx: IExecuteFunctions, itemIndex: number): TransportSettings {
-	const options = param<IDataObject>(ctx, 'requestOptions', itemIndex, {});
-	const maxAttempts =
-		options.maxAttempts === undefined
-			? DEFAULT_TRANSPORT.retry.maxAttempts
-			: toWholeNumber(options.maxAttempts, 'Request Options > Max Attempts', 1, 10);
-	const timeoutMs =
-		options.timeout === undefined
-			? DEFAULT_TRANSPORT.timeoutMs
-			: toWholeNumber(options.timeout, 'Request Options > Timeout (Ms)', 100, MAX_TIMEOUT_MS);
-	return { ...DEFAULT_TRANSPORT, timeoutMs, retry: { ...DEFAULT_TRANSPORT.retry, maxAttempts } };
+	return readRequestOptions(param<IDataObject>(ctx, 'requestOptions', itemIndex, {}));
 }
 
 /** The user's idempotency key for this item (Options > Idempotency Key), else a new one. */
