@@ -56,6 +56,12 @@ export interface StartN8nOptions {
 	failOnPackageError?: boolean;
 	/** Also copy n8n's output to this process's stderr (handy for `npm run dev`). */
 	echoLogs?: boolean;
+	/**
+	 * The n8n command: `start` (the main process, default), or, in queue mode, `worker` or `webhook`
+	 * (a webhook processor). Readiness: the editor line and /healthz/readiness for `start`, the
+	 * command's ready line otherwise.
+	 */
+	command?: 'start' | 'worker' | 'webhook';
 }
 
 export interface CliResult {
@@ -261,6 +267,13 @@ function installExitHook() {
 	});
 }
 
+/** The line each n8n command prints when it is ready (n8n 2.41.1). */
+const READY_LINES = {
+	start: /Editor is now accessible via/,
+	worker: /n8n worker is now ready/,
+	webhook: /Webhook listener waiting for requests/,
+} as const;
+
 export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	const n8nDir = opts.n8nDir ?? defaultN8nDir;
 	const nodeBin = opts.nodeBin ?? defaultNodeBin;
@@ -268,6 +281,7 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	if (!existsSync(n8nMain)) throw new Error(`n8n is not installed at ${n8nDir}: run .ci/n8n-install`);
 	if (!existsSync(nodeBin)) throw new Error(`Node 24 missing at ${nodeBin}: run .ci/bootstrap`);
 
+	const command = opts.command ?? 'start';
 	const ownFolder = opts.userFolder === undefined;
 	const userFolder = opts.userFolder ?? mkdtempSync(join(tmpdir(), 'n8n-e2e-'));
 	mkdirSync(userFolder, { recursive: true });
@@ -330,7 +344,7 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		const started = Date.now();
 		const startLength = output.length;
 		lastStartAt = startLength;
-		const proc = spawn(nodeBin, [n8nMain, 'start'], { env, cwd: userFolder, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+		const proc = spawn(nodeBin, [n8nMain, command], { env, cwd: userFolder, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
 		child = proc;
 		liveGroups.add(proc.pid!);
 		const onData = (d: Buffer) => {
@@ -351,7 +365,8 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		while (true) {
 			if (exited) throw new Error(`n8n exited during start-up:\n${output.slice(startLength).slice(-4000)}`);
 			if (Date.now() > deadline) throw new Error(`n8n not ready after ${Date.now() - started} ms:\n${output.slice(startLength).slice(-4000)}`);
-			if (/Editor is now accessible via/.test(output.slice(startLength))) {
+			if (command !== 'start' && READY_LINES[command].test(output.slice(startLength))) break;
+			if (command === 'start' && READY_LINES.start.test(output.slice(startLength))) {
 				try {
 					const r = await fetch(`${baseUrl}/healthz/readiness`);
 					if (r.ok) break;

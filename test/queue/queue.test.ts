@@ -1,0 +1,233 @@
+/**
+ * The Marketplace Trigger in n8n 2.41.1's queue mode: main (production webhooks off), one worker,
+ * two `n8n webhook` processors behind one URL (a round-robin proxy), PostgreSQL and Redis, all on
+ * loopback and started here. The sandbox delivers to the proxy; the tests also post signed
+ * deliveries to one processor or the other directly.
+ *
+ *   .ci/queue-services && .ci/with-node24 npm run build && .ci/with-node24 npx jest -c test/queue/jest.config.js
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { allExecutions, codeVersion, eventIdOf, orderCreatedEvent, pool, signedDelivery, triggerWorkflow, type Delivery } from '../bench/n8nBench';
+import { sleep, Timings, waitFor } from '../e2e/kit';
+import { freePort, startN8n, type N8nHandle, type PublicApi } from '../e2e/n8n';
+import { startSandbox, type SandboxHandle } from '../sandbox';
+import { startPostgres, startRedis, startRoundRobinProxy, type Service } from './services';
+
+const repoRoot = resolve(__dirname, '..', '..');
+const WORKFLOW_ID = 'queueModeTrigger1';
+const WEBHOOK_ID = '2b7c9d40-6e1f-4a3b-8c5d-9e0f1a2b3c4d';
+// RECORD_RESULTS=1 writes the measurement into the repository's results, otherwise into tmp/
+const RESULTS = process.env.RECORD_RESULTS === '1' ? join(repoRoot, 'test', 'bench', 'results', 'queue-mode.md') : join(repoRoot, 'tmp', 'queue-mode.md');
+const timings = new Timings();
+
+let pg: Service;
+let redis: Service;
+let proxy: Awaited<ReturnType<typeof startRoundRobinProxy>>;
+let sandbox: SandboxHandle;
+let main: N8nHandle;
+let worker: N8nHandle;
+const processors: N8nHandle[] = [];
+let api: PublicApi;
+let userFolder: string;
+let secret: string;
+let productionUrl: string;
+
+const processorPorts: number[] = [];
+const urlAt = (i: number) => `http://127.0.0.1:${processorPorts[i]}/webhook/${WEBHOOK_ID}/webhook`;
+
+async function send(url: string, delivery: Delivery): Promise<{ status: number; body: any }> {
+	const res = await fetch(url, { method: 'POST', headers: delivery.headers, body: delivery.body });
+	const text = await res.text();
+	let body: unknown = text;
+	try {
+		body = JSON.parse(text);
+	} catch {}
+	return { status: res.status, body };
+}
+
+/** Event ids of the workflow's executions (finished ones), with how often each ran. */
+async function runsById(): Promise<Map<string, number>> {
+	const counts = new Map<string, number>();
+	for (const e of await allExecutions(api, WORKFLOW_ID, true)) {
+		const id = eventIdOf(e);
+		if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
+	}
+	return counts;
+}
+
+/** Waits until every id has run at least once and nothing new came for `quietMs`; returns the counts. */
+async function settledRuns(ids: string[], quietMs = 2500): Promise<Map<string, number>> {
+	await waitFor(`executions of ${ids.length} events`, async () => {
+		const runs = await runsById();
+		return ids.every((id) => runs.has(id)) ? true : undefined;
+	}, 60_000, 300);
+	await sleep(quietMs);
+	return await runsById();
+}
+
+const twice = (runs: Map<string, number>, ids: string[]) => ids.filter((id) => (runs.get(id) ?? 0) > 1);
+
+beforeAll(async () => {
+	await timings.time('PostgreSQL + Redis', async () => {
+		[pg, redis] = await Promise.all([startPostgres(), startRedis()]);
+	});
+	sandbox = await startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true });
+	processorPorts.push(await freePort(), await freePort());
+	proxy = await startRoundRobinProxy(() => processorPorts);
+	productionUrl = `http://127.0.0.1:${proxy.port}/webhook/${WEBHOOK_ID}/webhook`;
+	userFolder = mkdtempSync(join(tmpdir(), 'n8n-queue-'));
+	const env = {
+		DB_TYPE: 'postgresdb',
+		DB_POSTGRESDB_HOST: '127.0.0.1',
+		DB_POSTGRESDB_PORT: String(pg.port),
+		DB_POSTGRESDB_USER: 'n8n',
+		DB_POSTGRESDB_DATABASE: 'n8n',
+		DB_POSTGRESDB_PASSWORD: '',
+		EXECUTIONS_MODE: 'queue',
+		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
+		QUEUE_BULL_REDIS_PORT: String(redis.port),
+		// every process builds the trigger's URL from this, so they all register and serve the same one
+		N8N_WEBHOOK_URL: `http://127.0.0.1:${proxy.port}/`,
+		N8N_LOG_LEVEL: 'info',
+	};
+	await timings.time('n8n main (migrations on PostgreSQL)', async () => {
+		main = await startN8n({ packageRoot: repoRoot, userFolder, env: { ...env, N8N_DISABLE_PRODUCTION_MAIN_PROCESS: 'true' } });
+	});
+	await timings.time('n8n worker + 2 webhook processors', async () => {
+		const started = await Promise.all([
+			startN8n({ packageRoot: repoRoot, userFolder, command: 'worker', env }),
+			startN8n({ packageRoot: repoRoot, userFolder, command: 'webhook', port: processorPorts[0], env }),
+			startN8n({ packageRoot: repoRoot, userFolder, command: 'webhook', port: processorPorts[1], env }),
+		]);
+		worker = started[0];
+		processors.push(started[1], started[2]);
+	});
+	await main.setupOwner();
+	await main.login();
+	const credentialId = await main.createCredential({
+		name: 'Marketplace sandbox (bench)',
+		type: 'marketplaceApi',
+		data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey },
+	});
+	api = await main.publicApi();
+	const workflow = triggerWorkflow(WORKFLOW_ID, WEBHOOK_ID, credentialId, true, 2);
+	await main.createWorkflow({ ...workflow, name: 'queue mode: order arrives' });
+}, 300_000);
+
+afterAll(async () => {
+	const logDir = join(repoRoot, 'tmp');
+	mkdirSync(logDir, { recursive: true });
+	const named: Array<[string, N8nHandle | undefined]> = [['main', main], ['worker', worker], ['webhook-1', processors[0]], ['webhook-2', processors[1]]];
+	for (const [name, handle] of named) if (handle) writeFileSync(join(logDir, `queue-${name}.log`), handle.logs());
+	await Promise.all([...processors, worker, main].filter(Boolean).map(async (h) => await h.stop()));
+	await Promise.all([proxy?.stop(), sandbox?.close(), pg?.stop(), redis?.stop()]);
+	if (userFolder) rmSync(userFolder, { recursive: true, force: true });
+	console.log(`[queue] timings:\n${timings.report()}`);
+}, 120_000);
+
+test('activation through main registers exactly one endpoint for the shared URL', async () => {
+	await timings.time('activate + publication', async () => {
+		await api.activateWorkflow(WORKFLOW_ID);
+		await main.waitForActivation(WORKFLOW_ID);
+	});
+	const endpoints = await sandbox.control.endpoints();
+	expect(endpoints.map((e) => [e.url, e.status, e.eventTypes])).toEqual([[productionUrl, 'Enabled', ['order.created']]]);
+	secret = endpoints[0].secret as string;
+});
+
+test('events delivered by the service through the proxy run once each, on the worker', async () => {
+	const made = [];
+	for (let i = 0; i < 4; i++) made.push((await sandbox.control.createOrder({ brandId: 1 })).event.id as string);
+	const runs = await settledRuns(made);
+	expect(made.map((id) => runs.get(id))).toEqual([1, 1, 1, 1]);
+	// both processors received deliveries, and they ran on the worker (main runs no production webhooks)
+	expect(new Set(proxy.forwarded)).toEqual(new Set(processorPorts));
+	const executions = await allExecutions(api, WORKFLOW_ID, false);
+	expect(executions.every((e) => e.status === 'success' && e.mode === 'webhook')).toBe(true);
+	expect(worker.logs()).toMatch(/Worker started execution|started execution/i);
+	const deliveries = (await sandbox.control.deliveries()).filter((d) => made.includes(d.eventId as string));
+	expect(deliveries.map((d) => d.status)).toEqual(['Delivered', 'Delivered', 'Delivered', 'Delivered']);
+});
+
+test('an event accepted at processor 1 and sent again to processor 2 later starts nothing new', async () => {
+	const event = orderCreatedEvent();
+	expect(await send(urlAt(0), signedDelivery(secret, event))).toEqual({ status: 200, body: { received: true, id: event.id } });
+	await sleep(3000);
+	expect(await send(urlAt(1), signedDelivery(secret, event))).toEqual({ status: 200, body: { received: true, ignored: 'duplicate', id: event.id } });
+	const runs = await settledRuns([event.id]);
+	expect(runs.get(event.id)).toBe(1);
+});
+
+test('40 events alternating between the processors (4 at a time), then each sent again to the other one: 40 runs', async () => {
+	const events = Array.from({ length: 40 }, () => orderCreatedEvent());
+	const first = await pool(4, events.length, async (i) => await send(urlAt(i % 2), signedDelivery(secret, events[i])));
+	expect(first.map((r) => r.status)).toEqual(events.map(() => 200));
+	// a late copy comes at the service's first retry gap (1 minute) at the earliest; 3 s is the bound claimed
+	await sleep(3000);
+	const again = await pool(4, events.length, async (i) => await send(urlAt((i + 1) % 2), signedDelivery(secret, events[i])));
+	expect(again.map((r) => r.body.ignored)).toEqual(events.map(() => 'duplicate'));
+	const runs = await settledRuns(events.map((e) => e.id));
+	expect(twice(runs, events.map((e) => e.id))).toEqual([]);
+});
+
+test('a processor restart loses no ids: five accepted, silence, restart, sent again to both processors', async () => {
+	const events = Array.from({ length: 5 }, () => orderCreatedEvent());
+	const answers = await Promise.all(events.map(async (e) => await send(urlAt(0), signedDelivery(secret, e))));
+	expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+	await settledRuns(events.map((e) => e.id), 500);
+	await timings.time('webhook processor 1 restart', async () => await processors[0].restart());
+	const replays = await Promise.all(events.flatMap((e) => [0, 1].map(async (i) => await send(urlAt(i), signedDelivery(secret, e)))));
+	expect(replays.map((r) => r.body.ignored)).toEqual(replays.map(() => 'duplicate'));
+	const runs = await settledRuns(events.map((e) => e.id));
+	expect(twice(runs, events.map((e) => e.id))).toEqual([]);
+});
+
+test('the same event at both processors at once: measured by offset between the two copies', async () => {
+	const offsets = [0, 20, 50, 100, 250, 1000];
+	const perOffset = 10;
+	const rows: Array<{ offset: number; twice: number }> = [];
+	for (const offset of offsets) {
+		const events = Array.from({ length: perOffset }, () => orderCreatedEvent());
+		for (const event of events) {
+			const a = send(urlAt(0), signedDelivery(secret, event));
+			await sleep(offset);
+			const b = send(urlAt(1), signedDelivery(secret, event));
+			const answers = await Promise.all([a, b]);
+			expect(answers.map((x) => x.status)).toEqual([200, 200]);
+		}
+		const runs = await settledRuns(events.map((e) => e.id), 1500);
+		rows.push({ offset, twice: twice(runs, events.map((e) => e.id)).length });
+	}
+	mkdirSync(join(RESULTS, '..'), { recursive: true });
+	writeFileSync(
+		RESULTS,
+		`# One event at two webhook processors at once (n8n queue mode)
+
+Generated by \`.ci/queue-services && .ci/with-node24 npm run build && RECORD_RESULTS=1 .ci/with-node24 npx jest -c test/queue/jest.config.js\`
+(test "the same event at both processors at once") on ${new Date().toISOString()}; ${cpus().length} cores, load average
+${loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end. Code measured: ${codeVersion()}.
+
+n8n 2.41.1 in queue mode: main, one worker, two \`n8n webhook\` processors, PostgreSQL and Redis on loopback. For each
+offset, ${perOffset} distinct events, each posted (signed) to processor 1 and, that many milliseconds later, to processor 2;
+"ran twice" counts events with two executions.
+
+| offset between the copies | events | ran twice |
+|---:|---:|---:|
+${rows.map((r) => `| ${r.offset} ms | ${perOffset} | ${r.twice} |`).join('\n')}
+
+Each processor checks and saves the accepted ids in the workflow's static data, which n8n loads per request and saves
+whole; n8n gives a node no atomic check-and-set across processes, so two copies that both arrive before either
+processor has saved the id both run. Within one processor, concurrent copies wait for each other and run once.
+`,
+	);
+	console.log(`[queue] simultaneous copies: ${JSON.stringify(rows)}`);
+	expect(rows[rows.length - 1].twice).toBe(0);
+}, 600_000);
+
+test('deactivation through main deletes the endpoint', async () => {
+	await api.deactivateWorkflow(WORKFLOW_ID);
+	await waitFor('the endpoint to be deleted', async () => ((await sandbox.control.endpoints()).length === 0 ? true : undefined), 30_000);
+});
