@@ -37,6 +37,8 @@ export class MarketplaceTrigger implements INodeType {
 				name: 'default',
 				httpMethod: 'POST',
 				responseMode: 'onReceived',
+				// empty: n8n sends the node's webhookResponse instead of its 'firstEntryJson' fallback
+				responseData: '',
 				path: 'webhook',
 			},
 		],

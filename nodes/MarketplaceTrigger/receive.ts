@@ -11,17 +11,23 @@
  *    in this process wait for the first. A duplicate -> 2xx, no run.
  * 4. Optionally read the current state; a transient failure -> 503 and the id is NOT recorded, so
  *    the service's retry is processed; a permanent one is noted on the item.
- * 5. Record the id, emit one item. settle.ts then checks that the id stays stored while other
- *    n8n processes save the static data too.
+ * 5. Record the id, emit one item. settle.ts stores the id and checks that it stays stored while
+ *    other n8n processes save the static data too.
  *
- * Every answer is the trigger's own (`noWebhookResponse`), for this reason, which rests on n8n
- * 2.41.1 internals (re-check them on an n8n upgrade): static data changed in webhook() is saved by
- * the response callback of `LiveWebhooks.executeWebhook` (`saveStaticData`, saved only when the
- * ObservableObject's `__dataChanged` is set). `executeWebhook` in webhook-helpers calls that
- * callback before `WorkflowRunner.run()` for `noWebhookResponse`, but after it for n8n's own
- * "onReceived" answer, and run() wraps the same static data in a new Workflow
- * (`prepareNewExecution`), which clears `__dataChanged`: n8n's own answer would save nothing. The
- * save is one UPDATE of the whole static data with no version check, in whichever n8n process
+ * Who answers, and what n8n saves, rests on n8n 2.41.1 internals (re-check them on an n8n
+ * upgrade): static data changed in webhook() is saved by the response callback of
+ * `LiveWebhooks.executeWebhook` (`saveStaticData`, only when the ObservableObject's
+ * `__dataChanged` is set). `executeWebhook` in webhook-helpers calls that callback before
+ * `WorkflowRunner.run()` for `noWebhookResponse` and for requests that start no run, but after it
+ * for its own "onReceived" answer, and run() wraps the same static data in a new Workflow
+ * (`prepareNewExecution`), which clears `__dataChanged`. So:
+ * - deliveries that start no run (duplicates, ignored types, refusals) are answered here, and
+ *   what they changed is saved;
+ * - accepted deliveries are answered by n8n after run() has registered the execution, which paces
+ *   the service to what n8n can run (answering them here let a soak outrun n8n and lose
+ *   executions); their ids are stored by settle.ts. The description's `responseData: ''` makes n8n
+ *   send the node's `webhookResponse` (`extractWebhookOnReceivedResponse`), not `firstEntryJson`.
+ * The save is one UPDATE of the whole static data with no version check, in whichever n8n process
  * received the request (each `n8n webhook` processor in queue mode).
  */
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
@@ -106,7 +112,7 @@ function servedUrl(ctx: IWebhookFunctions): string {
 	return served ?? ctx.getNodeWebhookUrl('default') ?? '';
 }
 
-/** Every answer is sent here, so n8n saves the static data first thing (see the file comment). */
+/** An answer of the trigger's own: n8n saves the static data before anything else (see the file comment). */
 function reply(ctx: IWebhookFunctions, status: number, body: IDataObject, workflowData?: INodeExecutionData[][]): IWebhookResponseData {
 	ctx.getResponseObject().status(status).json(body);
 	return workflowData ? { noWebhookResponse: true, workflowData } : { noWebhookResponse: true };
@@ -242,9 +248,10 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	}
 	// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
 	// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
-	if (verdict.unknownSignatures > 0 && record && !(Date.now() - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)) {
-		await recoverSecret(this, data, url, scope, record);
-	}
+	const recovered =
+		verdict.unknownSignatures > 0 && record !== undefined && !(Date.now() - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
+			? await recoverSecret(this, data, url, scope, record)
+			: false;
 
 	// 2. envelope and type
 	const event = parseEnvelope(rawBody);
@@ -284,8 +291,9 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 
 		// 5. record and emit (the read may have taken seconds: reconcile again with what came meanwhile)
 		const until = rememberId(data, url, reconcile(data, url, scope, Date.now()), key, event, Date.now());
+		const secret = getRecord(data, url)?.secret;
 		// production deliveries only: a test URL serves one request and is gone
-		if (this.getMode() === 'webhook' && record?.secret) noteAccepted(this, scope, url, getRecord(data, url)?.secret ?? record.secret, key, until);
+		if (this.getMode() === 'webhook' && secret) noteAccepted(this, scope, url, secret, key, until);
 
 		const json: IDataObject = {
 			id: event.id,
@@ -303,7 +311,11 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			delete current.missedEvents;
 			setRecord(data, url, current);
 		}
-		return reply(this, 200, { received: true, id: event.id }, [[{ json }]]);
+		const answer = { received: true, id: event.id };
+		// A changed endpoint record (notice shown, secret recovered) is saved only if the trigger
+		// answers itself; otherwise n8n answers once the execution is registered (see the file comment).
+		if (json.notice !== undefined || recovered) return reply(this, 200, answer, [[{ json }]]);
+		return { webhookResponse: answer, workflowData: [[{ json }]] };
 	} finally {
 		inFlight.delete(flightKey);
 		release();

@@ -1,14 +1,15 @@
 /**
- * Keeps the ids this n8n process accepted in the stored static data when other processes save it
- * too (queue mode: several `n8n webhook` processors behind one URL).
+ * Stores the ids this n8n process accepted in the workflow's static data, and keeps them there
+ * while other n8n processes save it too (queue mode: several `n8n webhook` processors).
  *
- * Each processor saves the static data whole, from the copy it loaded when its request began, so
- * a processor that loaded before another one's save, and saves after it, removes the other's new
- * ids (n8n gives a node no atomic update). Each processor therefore re-checks its recent ids: a
- * signed sync message to the trigger's own URL carries them; whichever processor receives it loads
- * the stored ids, adds the missing ones, saves, and answers which were missing. An id counts as
- * settled once a sync finds it stored, sent at least `confirmAfterMs` after it was accepted: any
- * request that loaded before the id was saved has ended by then.
+ * n8n answers an accepted delivery itself, once it has registered the execution (so the service is
+ * paced by what n8n can run), but then saves nothing the node changed (see receive.ts). So a
+ * signed sync message to the trigger's own URL carries the ids accepted meanwhile, at most
+ * `firstMs` later; whichever process receives it loads the stored ids, adds the missing ones,
+ * saves, and answers which were missing. Each process saves the static data whole, from the copy
+ * it loaded when its request began, so a concurrent save can drop ids again: an id counts as
+ * settled only once a sync sent at least `confirmAfterMs` after its acceptance finds it stored
+ * (any request that loaded before it was stored has ended by then).
  */
 import { randomUUID } from 'node:crypto';
 
@@ -21,20 +22,27 @@ import { DedupStore, splitKeys } from './dedup';
 /** The type of a sync message; the service's event types never start with "n8n.". */
 export const SYNC_EVENT_TYPE = 'n8n.marketplace-trigger.sync';
 
-/** When the checks run; tests shorten the waits. */
+/** When the syncs are sent; tests inject the sleep. */
 export const SETTLE_SCHEDULE = {
-	/** first check after an accepted delivery: repairs most overwrites within a second */
-	firstMs: 1_000,
-	/** a check this long after acceptance settles an id: longer than any request of the trigger */
+	/** how long new ids wait to be stored (so one sync carries the ids of a burst) */
+	firstMs: 250,
+	/** a sync this long after an id's acceptance settles it: longer than any request of the trigger */
 	confirmAfterMs: 10_000,
-	/** checks per run of the loop before it gives up on ids that could not be settled */
-	rounds: 8,
+	/** syncs that may carry an id before it is given up on */
+	maxSyncsPerId: 8,
 	sleep: async (ms: number): Promise<void> => await sleep(ms),
 };
 
+interface PendingId {
+	untilMs: number;
+	acceptedAt: number;
+	/** a sync has stored it (or found it stored) */
+	stored: boolean;
+	syncs: number;
+}
+
 interface Pending {
-	/** key -> [expiry in Unix ms, accepted at] */
-	keys: Map<string, [number, number]>;
+	keys: Map<string, PendingId>;
 	ctx: IWebhookFunctions;
 	url: string;
 	secret: string;
@@ -48,51 +56,71 @@ export function forgetPending(): void {
 	pending.clear();
 }
 
-/** Ids of this process not yet settled, per workflow and URL (for tests). */
-export function pendingCount(scope: string): number {
-	return pending.get(scope)?.keys.size ?? 0;
+/** Ids of this process not yet settled, per workflow and URL, or in all (for tests). */
+export function pendingCount(scope?: string): number {
+	if (scope !== undefined) return pending.get(scope)?.keys.size ?? 0;
+	let count = 0;
+	for (const entry of pending.values()) count += entry.keys.size;
+	return count;
 }
 
-/** Notes an id accepted at `url` and makes sure a settle loop runs for it. */
+/** Notes an id accepted at `url` and makes sure a sync loop runs for it. */
 export function noteAccepted(ctx: IWebhookFunctions, scope: string, url: string, secret: string, key: string, untilMs: number): void {
 	let entry = pending.get(scope);
 	if (!entry) pending.set(scope, (entry = { keys: new Map(), ctx, url, secret, running: false }));
 	// the newest request's context and secret (a rotation may have happened meanwhile)
 	Object.assign(entry, { ctx, url, secret });
-	entry.keys.set(key, [untilMs, Date.now()]);
+	entry.keys.set(key, { untilMs, acceptedAt: Date.now(), stored: false, syncs: 0 });
 	if (entry.running) return;
 	entry.running = true;
 	void settle(scope, entry).finally(() => (entry.running = false));
 }
 
+/** The wait before the next sync: soon for ids not stored yet, else until the first can be settled. */
+function nextWait(entry: Pending): number {
+	let wait = Infinity;
+	for (const id of entry.keys.values()) {
+		wait = Math.min(wait, id.stored ? id.acceptedAt + SETTLE_SCHEDULE.confirmAfterMs - Date.now() : SETTLE_SCHEDULE.firstMs);
+	}
+	return Math.max(0, wait);
+}
+
 async function settle(scope: string, entry: Pending): Promise<void> {
-	let wait = SETTLE_SCHEDULE.firstMs;
-	for (let round = 0; round < SETTLE_SCHEDULE.rounds && entry.keys.size > 0; round++) {
-		await SETTLE_SCHEDULE.sleep(wait);
+	while (entry.keys.size > 0) {
+		await SETTLE_SCHEDULE.sleep(nextWait(entry));
 		if (pending.get(scope) !== entry) return;
+		const carried = [...entry.keys];
 		const sentAt = Date.now();
-		const missing = await sendSync(entry);
-		if (missing) {
-			for (const [key, [, acceptedAt]] of entry.keys) {
-				if (!missing.has(key) && sentAt - acceptedAt >= SETTLE_SCHEDULE.confirmAfterMs) entry.keys.delete(key);
+		const missing = await sendSync(entry, carried);
+		const givenUp: string[] = [];
+		for (const [key, id] of carried) {
+			id.syncs++;
+			if (missing) {
+				if (!missing.has(key) && sentAt - id.acceptedAt >= SETTLE_SCHEDULE.confirmAfterMs) {
+					entry.keys.delete(key);
+					continue;
+				}
+				id.stored = true;
+			}
+			if (id.syncs >= SETTLE_SCHEDULE.maxSyncsPerId) {
+				entry.keys.delete(key);
+				givenUp.push(key);
 			}
 		}
-		wait = SETTLE_SCHEDULE.confirmAfterMs;
-	}
-	if (entry.keys.size > 0 && pending.get(scope) === entry) {
-		entry.ctx.logger.warn(
-			`Marketplace Trigger could not confirm that ${entry.keys.size} accepted event id(s) are stored; ` +
-				'a late copy of those events may run again if another n8n process receives it',
-			{ url: entry.url },
-		);
-		entry.keys.clear();
+		if (givenUp.length > 0) {
+			entry.ctx.logger.warn(
+				`Marketplace Trigger could not confirm that ${givenUp.length} accepted event id(s) are stored; ` +
+					'a late copy of those events may run again',
+				{ url: entry.url },
+			);
+		}
 	}
 }
 
 /** One sync message; the keys the receiving process found missing, or undefined if it failed. */
-async function sendSync(entry: Pending): Promise<Set<string> | undefined> {
+async function sendSync(entry: Pending, carried: Array<[string, PendingId]>): Promise<Set<string> | undefined> {
 	const ids = new DedupStore();
-	for (const [key, [untilMs]] of entry.keys) ids.remember(key, untilMs);
+	for (const [key, { untilMs }] of carried) ids.remember(key, untilMs);
 	const id = `sync_${randomUUID()}`;
 	const timestamp = Math.floor(Date.now() / 1000);
 	const body = JSON.stringify({ id, type: SYNC_EVENT_TYPE, createdAt: new Date().toISOString(), data: { ids: ids.toState() } });

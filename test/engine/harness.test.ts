@@ -318,14 +318,16 @@ describe('engine harness', () => {
 					'x-secret': 'whsec_test',
 				});
 				expect(ok.status).toBe(200);
-				expect(ok.body).toEqual({ message: 'Workflow was started' });
+				// n8n 2.41.1 sends the description's responseData, 'firstEntryJson' by default, as it is
+				expect(ok.body).toEqual('firstEntryJson');
 				expect(trigger.runs).toHaveLength(1);
 				expect(trigger.runs[0][0][0].json).toEqual({
 					raw: '{"id":"evt_1", "n": 1}',
 					body: { id: 'evt_1', n: 1 },
 					mode: 'webhook',
 				});
-				expect(trigger.staticData.deliveries).toBe(1);
+				// what webhook() changed is not saved when n8n answers after starting the run (n8n 2.41.1)
+				expect(trigger.staticData.deliveries).toBeUndefined();
 
 				const bad = await trigger.deliver({ id: 'evt_2' }, { 'x-secret': 'nope' });
 				expect(bad).toMatchObject({ status: 401, body: { message: 'bad signature' } });

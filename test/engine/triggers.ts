@@ -560,8 +560,11 @@ export class TriggerHarness extends TriggerBase {
 			}
 			return;
 		}
-		// LiveWebhooks saves the workflow's static data once the webhook has been handled.
-		this.saveStaticData(workflow);
+		// LiveWebhooks saves the workflow's static data in its response callback. n8n 2.41.1 calls it
+		// before WorkflowRunner.run() when the node answered itself or starts no run; otherwise after
+		// run(), whose new Workflow resets the changed flag, so nothing the node changed is saved.
+		const savedBeforeRun = result.noWebhookResponse === true || result.workflowData === undefined;
+		if (savedBeforeRun) this.saveStaticData(workflow);
 
 		// handleImmediateWebhookResponse + the onReceived response of executeWebhook.
 		const description = this.webhookDescription!;
@@ -571,7 +574,7 @@ export class TriggerHarness extends TriggerBase {
 		const responseMode = String(
 			workflow.expression.getSimpleParameterValue(this.node, description.responseMode as string, mode, {}, undefined, 'onReceived'),
 		);
-		const responseData = workflow.expression.getSimpleParameterValue(
+		const responseData = workflow.expression.getComplexParameterValue(
 			this.node,
 			description.responseData as string,
 			mode,
@@ -595,10 +598,14 @@ export class TriggerHarness extends TriggerBase {
 			res.status(500).json({ code: 0, message: `Response mode "${responseMode}" is not supported by the engine harness` });
 			return;
 		}
-		if (result.webhookResponse !== undefined) {
-			res.status(responseCode).send(result.webhookResponse);
-		} else if (responseData === 'noData') {
+		// extractWebhookOnReceivedResponse: the description's responseData (default 'firstEntryJson',
+		// sent as it is) wins over the node's webhookResponse unless it is empty
+		if (responseData === 'noData') {
 			res.status(responseCode).end();
+		} else if (responseData) {
+			res.status(responseCode).send(responseData);
+		} else if (result.webhookResponse !== undefined) {
+			res.status(responseCode).send(result.webhookResponse);
 		} else {
 			res.status(responseCode).send({ message: 'Workflow was started' });
 		}

@@ -11,7 +11,7 @@ import { dedupKey } from '../../nodes/MarketplaceTrigger/events';
 import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
 import { pendingCount, SETTLE_SCHEDULE, SYNC_EVENT_TYPE } from '../../nodes/MarketplaceTrigger/settle';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
-import { TriggerBench, eventually, recordOf, settledRuns, type TriggerHarness } from './helpers';
+import { HARNESS_SETTLE, idsStored, TriggerBench, eventually, recordOf, settledRuns, type TriggerHarness } from './helpers';
 
 const bench = new TriggerBench();
 beforeAll(async () => await bench.start());
@@ -72,7 +72,8 @@ test('each event starts exactly one run with id, type, createdAt and data; a red
 	const again = await bench.control.redeliver(first.id);
 	expect(again.responseStatusCode).toBe(200);
 	expect(await settledRuns(t)).toBe(2);
-	expect(t.responses.at(-1)?.body).toMatchObject({ received: true, ignored: 'duplicate' });
+	const answers = t.responses.filter((r) => !(r.body as IDataObject).sync);
+	expect(answers.at(-1)?.body).toMatchObject({ received: true, ignored: 'duplicate' });
 });
 
 test('tampered body, signature or id and stale or future timestamps get 401 and start nothing', async () => {
@@ -160,6 +161,7 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	const delivery = (await bench.control.deliveries(endpoint.id)).find((d) => d.eventId === created.event.id)!;
 
 	// "restart": process memory gone, static data kept -> still a duplicate
+	await idsStored();
 	forgetProcessMemory();
 	expect((await bench.control.redeliver(delivery.id)).responseStatusCode).toBe(200);
 	expect(await settledRuns(t)).toBe(1);
@@ -182,80 +184,83 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	expect(answers.filter((a) => (a.body as IDataObject).ignored === 'duplicate')).toHaveLength(2);
 });
 
-test('every accepted id is in the saved static data by the time its answer arrives: a burst, then silence, then a restart', async () => {
-	const { t } = await activeTrigger();
-	const secret = String(recordOf(t, t.webhookUrl)!.secret);
-	const storedStore = () => DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
-	// one event alone
-	expect((await deliverSigned(t, [secret], orderEvent('evt_single'))).status).toBe(200);
-	expect(storedStore().has(dedupKey('evt_single'), Date.now())).toBe(true);
-	// five at once, then nothing: each answer finds its id saved
-	const burst = ['evt_b1', 'evt_b2', 'evt_b3', 'evt_b4', 'evt_b5'];
-	const answers = await Promise.all(
-		burst.map(async (id) => {
-			const answer = await deliverSigned(t, [secret], orderEvent(id));
-			return { answer, savedThen: storedStore().has(dedupKey(id), Date.now()) };
-		}),
-	);
-	expect(answers.map((a) => [a.answer.status, a.answer.body, a.savedThen])).toEqual(
-		burst.map((id) => [200, { received: true, id }, true]),
-	);
-	await t.waitForRuns(6);
-	// all six ids are saved together (no concurrent save lost one)
-	for (const id of ['evt_single', ...burst]) expect(storedStore().has(dedupKey(id), Date.now())).toBe(true);
-	// "restart": process memory gone; redeliveries of all six start nothing
-	forgetProcessMemory();
-	for (const id of ['evt_single', ...burst]) {
-		expect((await deliverSigned(t, [secret], orderEvent(id))).body).toEqual({ received: true, ignored: 'duplicate', id });
-	}
-	expect(await settledRuns(t)).toBe(6);
-});
-
-describe('ids stay stored when another n8n process saves the static data too (settle.ts)', () => {
-	const parked = { ...SETTLE_SCHEDULE };
+describe('storing accepted ids (settle.ts); the waits are injected', () => {
 	let wake: Array<() => void> = [];
-	/** Runs the settle loop's next check now (its waits are injected). */
+	/** Ends the sync loop's current wait. */
 	const tick = async () => {
 		await eventually(() => wake.length > 0);
 		wake.splice(0).forEach((resolve) => resolve());
 	};
 	beforeEach(() => {
-		Object.assign(SETTLE_SCHEDULE, {
-			firstMs: 1_000,
-			confirmAfterMs: 0,
-			sleep: async () => await new Promise<void>((resolve) => wake.push(resolve)),
-		});
+		Object.assign(SETTLE_SCHEDULE, { sleep: async () => await new Promise<void>((resolve) => wake.push(resolve)) });
 	});
 	afterEach(() => {
 		forgetProcessMemory();
 		wake.splice(0).forEach((resolve) => resolve());
-		Object.assign(SETTLE_SCHEDULE, parked);
+		Object.assign(SETTLE_SCHEDULE, HARNESS_SETTLE);
 	});
+	const storedIn = (t: TriggerHarness) => DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
 
-	test('an id overwritten by another process\'s save is stored again by the first check, then settled', async () => {
+	test("a burst is answered by n8n's path with the trigger's JSON, stored by one sync, and survives a restart", async () => {
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		const stored = () => DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
-		const before = structuredClone(t.staticData);
+		const before = t.requests.length;
+		const burst = ['evt_b1', 'evt_b2', 'evt_b3', 'evt_b4', 'evt_b5'];
+		const answers = await Promise.all(burst.map(async (id) => await deliverSigned(t, [secret], orderEvent(id))));
+		expect(answers.map((a) => [a.status, a.body])).toEqual(burst.map((id) => [200, { received: true, id }]));
+		await t.waitForRuns(5);
+		// n8n saves nothing an accepted delivery changed (it answers after registering the execution)
+		expect(burst.filter((id) => storedIn(t).has(dedupKey(id), Date.now()))).toEqual([]);
+		await tick();
+		await eventually(() => burst.every((id) => storedIn(t).has(dedupKey(id), Date.now())));
+		const syncs = t.requests.slice(before).filter((r) => String(r.headers['webhook-id']).startsWith('sync_'));
+		expect(syncs).toHaveLength(1);
+		expect(t.responses.at(-1)!.body).toEqual({ received: true, sync: true, missing: expect.stringMatching(/^[A-Za-z0-9_-]{60}$/) });
+		// "restart": process memory gone; redeliveries of all five start nothing
+		forgetProcessMemory();
+		for (const id of burst) {
+			expect((await deliverSigned(t, [secret], orderEvent(id))).body).toEqual({ received: true, ignored: 'duplicate', id });
+		}
+		expect(await settledRuns(t)).toBe(5);
+	});
+
+	test("an id dropped by another process's concurrent save is stored again; settled once a sync finds it stored", async () => {
+		Object.assign(SETTLE_SCHEDULE, { confirmAfterMs: 0 });
+		const { t } = await activeTrigger();
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		const scope = `harness-trigger-workflow|${t.webhookUrl}`;
 		expect((await deliverSigned(t, [secret], orderEvent('evt_overwritten'))).status).toBe(200);
-		expect(stored().has(dedupKey('evt_overwritten'), Date.now())).toBe(true);
+		const before = structuredClone(t.staticData);
+		await tick();
+		await eventually(() => storedIn(t).has(dedupKey('evt_overwritten'), Date.now()));
+		expect(t.responses.at(-1)!.body).toMatchObject({ sync: true, missing: dedupKey('evt_overwritten') });
 		// another processor, which loaded the static data before that save, saves its own copy after it
 		t.staticData = before;
-		expect(stored().has(dedupKey('evt_overwritten'), Date.now())).toBe(false);
-		const scope = `harness-trigger-workflow|${t.webhookUrl}`;
-		expect(pendingCount(scope)).toBe(1);
 		await tick();
-		await eventually(() => stored().has(dedupKey('evt_overwritten'), Date.now()));
-		const sync = t.responses.at(-1)!;
-		expect(sync.body).toEqual({ received: true, sync: true, missing: dedupKey('evt_overwritten') });
-		// the next check finds it stored and settles it
+		await eventually(() => storedIn(t).has(dedupKey('evt_overwritten'), Date.now()));
+		expect(t.responses.at(-1)!.body).toMatchObject({ sync: true, missing: dedupKey('evt_overwritten') });
+		expect(pendingCount(scope)).toBe(1);
+		// the next sync finds it stored and settles it
 		await tick();
 		await eventually(() => pendingCount(scope) === 0);
 		expect(t.responses.at(-1)!.body).toEqual({ received: true, sync: true, missing: '' });
-		// sync messages start no run; after a restart the event is a duplicate
 		forgetProcessMemory();
 		expect((await deliverSigned(t, [secret], orderEvent('evt_overwritten'))).body).toMatchObject({ ignored: 'duplicate' });
 		expect(await settledRuns(t)).toBe(1);
+	});
+
+	test('an id is settled only by a sync sent confirmAfterMs after its acceptance', async () => {
+		Object.assign(SETTLE_SCHEDULE, { confirmAfterMs: 60_000 });
+		const { t } = await activeTrigger();
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		const scope = `harness-trigger-workflow|${t.webhookUrl}`;
+		expect((await deliverSigned(t, [secret], orderEvent('evt_young'))).status).toBe(200);
+		await tick();
+		await eventually(() => storedIn(t).has(dedupKey('evt_young'), Date.now()));
+		await tick();
+		await eventually(() => (t.responses.at(-1)!.body as IDataObject).missing === '');
+		// stored, but too young to be settled: another process's request may still be running
+		expect(pendingCount(scope)).toBe(1);
 	});
 
 	test('a sync message needs the signature like any delivery', async () => {
@@ -272,6 +277,7 @@ test('a redelivered duplicate is remembered from its own arrival on (the service
 	// an event created 40 minutes ago: this is at least its fourth attempt, next gap 2 h
 	const event = { ...orderEvent('evt_late'), createdAt: new Date(Date.now() - 40 * 60_000).toISOString() };
 	expect((await deliverSigned(t, [secret], event)).status).toBe(200);
+	await idsStored();
 	const stored = () => DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
 	expect(stored().has(dedupKey('evt_late'), Date.now() + 2 * 3_600_000)).toBe(true);
 	expect(stored().has(dedupKey('evt_late'), Date.now() + 2 * 3_600_000 + 11 * 60_000)).toBe(false);

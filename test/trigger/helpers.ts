@@ -7,15 +7,26 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
-import { SETTLE_SCHEDULE } from '../../nodes/MarketplaceTrigger/settle';
+import { pendingCount, SETTLE_SCHEDULE } from '../../nodes/MarketplaceTrigger/settle';
 import { createTriggerHarness, type TriggerHarness } from '../engine/harness';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbox';
 
 export type { TriggerHarness };
 
-// The settle loop's checks wait on an injected sleep; here it never wakes unless a test wakes it
-// (the harness is one process, so nothing else overwrites its static data).
-SETTLE_SCHEDULE.sleep = async () => await new Promise<void>(() => {});
+// The sync loop's waits are injected: here each wait ends at the next turn of the event loop, and an
+// id is settled by the first sync that finds it stored (the harness is one process: no other
+// process's save can drop it). Tests of the schedule itself install their own sleep.
+export const HARNESS_SETTLE = {
+	firstMs: 0,
+	confirmAfterMs: 0,
+	sleep: async () => await new Promise<void>((resolve) => setImmediate(resolve)),
+};
+Object.assign(SETTLE_SCHEDULE, HARNESS_SETTLE);
+
+/** Waits until every accepted id is stored by a sync (as a restart test needs before the restart). */
+export async function idsStored(): Promise<void> {
+	await eventually(() => pendingCount() === 0);
+}
 
 export class TriggerBench {
 	sandbox!: SandboxHandle;
