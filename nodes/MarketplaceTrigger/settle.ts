@@ -47,6 +47,10 @@ interface Pending {
 	url: string;
 	secret: string;
 	running: boolean;
+	/** why the last sync failed, if it did */
+	lastError?: string;
+	/** ends the loop's current wait when it is waiting to settle ids, not to store new ones */
+	wakeFromLongWait?: () => void;
 }
 
 const pending = new Map<string, Pending>();
@@ -71,6 +75,8 @@ export function noteAccepted(ctx: IWebhookFunctions, scope: string, url: string,
 	// the newest request's context and secret (a rotation may have happened meanwhile)
 	Object.assign(entry, { ctx, url, secret });
 	entry.keys.set(key, { untilMs, acceptedAt: Date.now(), stored: false, syncs: 0 });
+	// a new id must not wait for the older ones' settling check: sync now
+	entry.wakeFromLongWait?.();
 	if (entry.running) return;
 	entry.running = true;
 	void settle(scope, entry).finally(() => (entry.running = false));
@@ -87,7 +93,12 @@ function nextWait(entry: Pending): number {
 
 async function settle(scope: string, entry: Pending): Promise<void> {
 	while (entry.keys.size > 0) {
-		await SETTLE_SCHEDULE.sleep(nextWait(entry));
+		const wait = nextWait(entry);
+		await new Promise<void>((resolve) => {
+			if (wait > SETTLE_SCHEDULE.firstMs) entry.wakeFromLongWait = resolve;
+			void SETTLE_SCHEDULE.sleep(wait).then(resolve);
+		});
+		entry.wakeFromLongWait = undefined;
 		if (pending.get(scope) !== entry) return;
 		const carried = [...entry.keys];
 		const sentAt = Date.now();
@@ -110,7 +121,7 @@ async function settle(scope: string, entry: Pending): Promise<void> {
 		if (givenUp.length > 0) {
 			entry.ctx.logger.warn(
 				`Marketplace Trigger could not confirm that ${givenUp.length} accepted event id(s) are stored; ` +
-					'a late copy of those events may run again',
+					`a late copy of those events may run again${entry.lastError ? ` (last sync error: ${entry.lastError})` : ''}`,
 				{ url: entry.url },
 			);
 		}
@@ -140,7 +151,8 @@ async function sendSync(entry: Pending, carried: Array<[string, PendingId]>): Pr
 		})) as { missing?: unknown };
 		return new Set(splitKeys(answer?.missing));
 	} catch (error) {
-		entry.ctx.logger.debug(`Marketplace Trigger sync to ${entry.url} failed: ${(error as Error).message}`);
+		entry.lastError = (error as Error).message;
+		entry.ctx.logger.debug(`Marketplace Trigger could not store accepted event ids through ${entry.url}: ${entry.lastError}`);
 		return undefined;
 	}
 }

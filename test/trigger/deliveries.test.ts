@@ -191,8 +191,15 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		await eventually(() => wake.length > 0);
 		wake.splice(0).forEach((resolve) => resolve());
 	};
+	let waits: number[] = [];
 	beforeEach(() => {
-		Object.assign(SETTLE_SCHEDULE, { sleep: async () => await new Promise<void>((resolve) => wake.push(resolve)) });
+		waits = [];
+		Object.assign(SETTLE_SCHEDULE, {
+			sleep: async (ms: number) => {
+				waits.push(ms);
+				await new Promise<void>((resolve) => wake.push(resolve));
+			},
+		});
 	});
 	afterEach(() => {
 		forgetProcessMemory();
@@ -261,6 +268,23 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		await eventually(() => (t.responses.at(-1)!.body as IDataObject).missing === '');
 		// stored, but too young to be settled: another process's request may still be running
 		expect(pendingCount(scope)).toBe(1);
+	});
+
+	test('a new id does not wait for the older ids\' settling check: the loop wakes and stores it at once', async () => {
+		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, confirmAfterMs: 60_000 });
+		const { t } = await activeTrigger();
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		expect((await deliverSigned(t, [secret], orderEvent('evt_old'))).status).toBe(200);
+		await tick();
+		await eventually(() => storedIn(t).has(dedupKey('evt_old'), Date.now()));
+		// now waiting about a minute to settle evt_old
+		await eventually(() => waits.length === 2);
+		expect(waits[1]).toBeGreaterThan(50_000);
+		expect((await deliverSigned(t, [secret], orderEvent('evt_new'))).status).toBe(200);
+		await eventually(() => storedIn(t).has(dedupKey('evt_new'), Date.now()));
+		// stored by a sync made on waking; then back to waiting for the settling check
+		await eventually(() => waits.length === 3);
+		expect(waits[2]).toBeGreaterThan(50_000);
 	});
 
 	test('a sync message needs the signature like any delivery', async () => {
