@@ -218,9 +218,10 @@ offset, ${perOffset} distinct events, each posted (signed) to processor 1 and, t
 |---:|---:|---:|
 ${rows.map((r) => `| ${r.offset} ms | ${perOffset} | ${r.twice} |`).join('\n')}
 
-Each processor checks and saves the accepted ids in the workflow's static data, which n8n loads per request and saves
-whole; n8n gives a node no atomic check-and-set across processes, so two copies that both arrive before either
-processor has saved the id both run. Within one processor, concurrent copies wait for each other and run once.
+Each processor checks the ids stored in the workflow's static data, which n8n loads per request, and stores the ids it
+accepted through a sync message at most 250 ms later (settle.ts); n8n gives a node no atomic check-and-set across
+processes, so a copy that reaches the other processor before the id is stored runs again. Within one processor,
+concurrent copies wait for each other and run once. The load average includes whatever else ran on the machine.
 `,
 	);
 	console.log(`[queue] simultaneous copies: ${JSON.stringify(rows)}`);
