@@ -31,9 +31,11 @@ function asDbUser(args: string[]): [string, string[]] {
 
 async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
 	if (child.exitCode !== null || child.signalCode !== null) return;
+	let timer: NodeJS.Timeout | undefined;
 	const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 	child.kill(signal);
-	await Promise.race([exited, sleep(10_000)]);
+	await Promise.race([exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000)))]);
+	clearTimeout(timer);
 	if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
