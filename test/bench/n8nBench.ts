@@ -4,10 +4,12 @@
  * credential, workflow builders, Standard Webhooks signing, a keep-alive load generator and
  * execution counting. Not a test; nothing here asserts.
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { resolve } from 'node:path';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 
 import { startSandbox, type SandboxHandle } from '../sandbox';
 import { startN8n, type N8nHandle, type PublicApi, type StartN8nOptions } from '../e2e/n8n';
@@ -33,9 +35,18 @@ export const BENCH_ENV: Record<string, string> = {
 	EXECUTIONS_DATA_PRUNE: 'false',
 };
 
+/**
+ * The package n8n loads: this work tree, or the checkout named by BENCH_PACKAGE_ROOT (a clone of a
+ * commit built on its own, so a run measures that commit even while someone edits and rebuilds this
+ * work tree; it uses this tree's node_modules through a symlink).
+ */
+export function benchPackageRoot(): string {
+	return process.env.BENCH_PACKAGE_ROOT ? resolve(process.env.BENCH_PACKAGE_ROOT) : repoRoot;
+}
+
 export async function bootBench(opts: Partial<StartN8nOptions> = {}): Promise<Bench> {
 	const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true });
-	const n8n = await startN8n({ packageRoot: repoRoot, ...opts, env: { ...BENCH_ENV, ...(opts.env ?? {}) } });
+	const n8n = await startN8n({ packageRoot: benchPackageRoot(), ...opts, env: { ...BENCH_ENV, ...(opts.env ?? {}) } });
 	await n8n.setupOwner();
 	await n8n.login();
 	const credentialId = await n8n.createCredential({
@@ -47,14 +58,17 @@ export async function bootBench(opts: Partial<StartN8nOptions> = {}): Promise<Be
 	return { sandbox, n8n, api, credentialId };
 }
 
-/** Our trigger (order.created) followed by a No Operation node. */
-export function triggerWorkflow(id: string, webhookId: string, credentialId: string, withNoOp = true) {
+/**
+ * Our trigger (order.created) followed by a No Operation node. `typeVersion` is the trigger node's
+ * (1 unless given, as every existing caller measured; 2 is the node's default for new nodes).
+ */
+export function triggerWorkflow(id: string, webhookId: string, credentialId: string, withNoOp = true, typeVersion: 1 | 2 = 1) {
 	const nodes: unknown[] = [
 		{
 			id: `${id}-trigger`,
 			name: 'Order Created',
 			type: TRIGGER_TYPE,
-			typeVersion: 1,
+			typeVersion,
 			position: [0, 0],
 			webhookId,
 			credentials: { marketplaceApi: { id: credentialId, name: 'Marketplace sandbox (bench)' } },
@@ -246,12 +260,78 @@ export function eventIdOf(execution: any): string | undefined {
 
 export function codeVersion(): string {
 	try {
-		const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot }).toString().trim();
-		const dirty = execFileSync('git', ['status', '--porcelain', '--', 'nodes', 'credentials'], { cwd: repoRoot }).toString().trim();
-		return `commit ${head}${dirty ? ' with uncommitted changes under nodes/ or credentials/' : ' (no uncommitted changes under nodes/ or credentials/)'}`;
+		const root = benchPackageRoot();
+		const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim();
+		const dirty = execFileSync('git', ['status', '--porcelain', '--', 'nodes', 'credentials'], { cwd: root }).toString().trim();
+		const where = root === repoRoot ? '' : ` (a separate checkout built on its own, BENCH_PACKAGE_ROOT=${root})`;
+		return `commit ${head}${where}${dirty ? ' with uncommitted changes under nodes/ or credentials/' : ' (no uncommitted changes under nodes/ or credentials/)'}`;
 	} catch {
 		return 'unknown commit';
 	}
+}
+
+function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
+	let entries;
+	try {
+		entries = readdirSync(dir, { withFileTypes: true });
+	} catch {
+		return [];
+	}
+	return entries.flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name), keep) : keep(e.name) ? [join(dir, e.name)] : [])).sort();
+}
+
+/**
+ * What n8n actually loads: when dist/ (nodes and credentials) was built, a short hash of its .js
+ * files, and which source files under nodes/ or credentials/ changed after that build (so are not
+ * in what was measured). codeVersion() describes the work tree; this describes dist/.
+ */
+export function distVersion(): { builtAt: string; hash: string; newerSources: string[]; text: string } {
+	const root = benchPackageRoot();
+	const built = ['nodes', 'credentials'].flatMap((d) => filesUnder(join(root, 'dist', d), (n) => n.endsWith('.js')));
+	if (built.length === 0) return { builtAt: 'never', hash: 'none', newerSources: [], text: `${relative(repoRoot, join(root, 'dist')) || 'dist'}/ holds no built nodes` };
+	const hash = createHash('sha256');
+	let builtMs = 0;
+	for (const f of built) {
+		hash.update(relative(root, f)).update(readFileSync(f));
+		builtMs = Math.max(builtMs, statSync(f).mtimeMs);
+	}
+	const short = hash.digest('hex').slice(0, 12);
+	const newerSources = ['nodes', 'credentials']
+		.flatMap((d) => filesUnder(join(root, d), (n) => n.endsWith('.ts') || n.endsWith('.json')))
+		.filter((f) => statSync(f).mtimeMs > builtMs)
+		.map((f) => relative(root, f));
+	const builtAt = new Date(builtMs).toISOString();
+	const text =
+		`${root === repoRoot ? 'dist/' : `${join(root, 'dist')}/`} built ${builtAt} (sha256 of its .js files ${short}); ` +
+		(newerSources.length ? `source files changed after that build, so not in what was measured: ${newerSources.join(', ')}` : 'no source file under nodes/ or credentials/ changed after that build');
+	return { builtAt, hash: short, newerSources, text };
+}
+
+/** The 1/5/15-minute load averages, as `uptime` prints them. */
+export function loadAverage(): string {
+	return loadavg()
+		.map((l) => l.toFixed(2))
+		.join(', ');
+}
+
+/** CPU model and count, memory, Node version and platform, for a results file's header. */
+export function machineFacts(): string {
+	const c = cpus();
+	return `${c.length} x ${c[0]?.model.trim() ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${process.platform}/${process.arch}`;
+}
+
+/**
+ * Waits (polling every `pollMs`, at most `maxWaitMs`) until the 1-minute load average is at most
+ * `maxLoad`, so a run does not start on top of someone else's heavy job. Returns the load averages
+ * it started under, how long it waited and whether the limit was reached (false: it gave up waiting).
+ */
+export async function waitForQuietMachine(maxLoad = 1.5, maxWaitMs = 600_000, pollMs = 30_000): Promise<{ load: string; waitedMs: number; quiet: boolean }> {
+	const started = Date.now();
+	while (loadavg()[0] > maxLoad && Date.now() - started < maxWaitMs) {
+		console.log(`[bench] 1-minute load ${loadavg()[0].toFixed(2)} > ${maxLoad}: waiting ${pollMs / 1000} s`);
+		await sleep(pollMs);
+	}
+	return { load: loadAverage(), waitedMs: Date.now() - started, quiet: loadavg()[0] <= maxLoad };
 }
 
 export const fmt = (n: number, digits = 0) =>
