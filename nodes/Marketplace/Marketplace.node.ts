@@ -7,6 +7,7 @@ import type {
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { requestOptionsProperty } from '../shared/requestOptions';
+import { operationSubtitle } from '../shared/subtitle';
 import { nodeProperties } from './actions/resources';
 import { router } from './actions/router';
 
@@ -20,7 +21,7 @@ export class Marketplace implements INodeType {
 		},
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
+		subtitle: operationSubtitle(nodeProperties, ['fulfillment.markPacked']),
 		description:
 			'Manage marketplace sales: sale channels, products, orders, returns, purchase orders, brand health, inventory forecasts, fulfillment and webhook endpoints',
 		defaults: { name: 'Marketplace' },

@@ -9,6 +9,7 @@ import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
 import { readRequestOptions, requestOptionsProperty } from '../shared/requestOptions';
 import { ORDER_STATUSES } from '../shared/routes';
+import { namesSubtitle, optionNames } from '../shared/subtitle';
 import { readAll } from '../shared/transport/pagination';
 import type { TransportSettings } from '../shared/transport/request';
 import { InputError, toEnumList, toIdList, toLimit, toUtcDateTime } from '../shared/validation';
@@ -63,6 +64,12 @@ const toItems = (changes: DetectedChange[]): INodeExecutionData[] =>
 
 const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+/** The changes the node can watch for. */
+const WATCH_OPTIONS = [
+	{ name: 'New Order', value: 'created', description: 'An order arrived' },
+	{ name: 'Order Status Changed', value: 'statusChanged', description: 'An order was cancelled, returned, packed, …' },
+];
+
 export class MarketplacePollingTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Marketplace Polling Trigger',
@@ -73,7 +80,7 @@ export class MarketplacePollingTrigger implements INodeType {
 		},
 		group: ['trigger'],
 		version: 1,
-		subtitle: '={{"Orders: " + $parameter["events"].join(", ")}}',
+		subtitle: namesSubtitle('events', optionNames(WATCH_OPTIONS)),
 		description:
 			'Starts the workflow when orders are created or change status, by polling the order list. Works without a public URL.',
 		defaults: { name: 'Marketplace Polling Trigger' },
@@ -84,7 +91,7 @@ export class MarketplacePollingTrigger implements INodeType {
 		properties: [
 			{
 				displayName:
-					'Checks the order list at the Poll Times set below (every minute by default), one request per check, so a change starts the workflow up to one interval after it happened. The Marketplace Trigger (webhook) starts within seconds but needs a public https URL. Each change is reported once. On activation it starts from now unless Options > Start From is set.',
+					'Checks the order list at the Poll Times set above (every minute by default), one request per check, so a change starts the workflow up to one interval after it happened. The Marketplace Trigger (webhook) starts within seconds but needs a public https URL. Each change is reported once. On activation it starts from now unless Options > Start From is set.',
 				name: 'pollingNotice',
 				type: 'notice',
 				default: '',
@@ -94,18 +101,7 @@ export class MarketplacePollingTrigger implements INodeType {
 				name: 'events',
 				type: 'multiOptions',
 				required: true,
-				options: [
-					{
-						name: 'New Order',
-						value: 'created',
-						description: 'An order arrived',
-					},
-					{
-						name: 'Order Status Changed',
-						value: 'statusChanged',
-						description: 'An order was cancelled, returned, packed, …',
-					},
-				],
+				options: WATCH_OPTIONS,
 				default: ['created'],
 				description: 'Which changes start the workflow',
 			},

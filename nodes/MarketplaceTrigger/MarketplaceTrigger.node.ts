@@ -8,6 +8,7 @@ import type {
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { EVENT_TYPE_OPTIONS } from '../shared/routes';
+import { namesSubtitle, optionNames } from '../shared/subtitle';
 import { checkEndpointExists, createEndpoint, deleteEndpoint, DEFAULT_ENDPOINT_DESCRIPTION } from './lifecycle';
 import { receiveDelivery } from './receive';
 
@@ -25,7 +26,7 @@ export class MarketplaceTrigger implements INodeType {
 		// which costs an expression isolate per request even with N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE.
 		version: [1, 2],
 		defaultVersion: 2,
-		subtitle: '={{$parameter["eventTypes"].join(", ")}}',
+		subtitle: namesSubtitle('eventTypes', optionNames(EVENT_TYPE_OPTIONS)),
 		description:
 			'Starts the workflow when the Marketplace service reports an order, return or brand health change (signed webhooks, each event once)',
 		defaults: { name: 'Marketplace Trigger' },
