@@ -114,13 +114,12 @@ test('changed event types and description are brought in line on activation', as
 	expect(recordOf(t, t.webhookUrl)?.secret).toBe(endpoint.secret);
 });
 
-test('an endpoint the service Disabled (FailingDeliveries) is re-enabled, with a notice that missed events are not resent', async () => {
+/** An active trigger whose endpoint the service then disabled: its deliveries failed for over 5 days (virtual clock). */
+async function triggerWhoseEndpointTheServiceDisabled() {
 	const { userId, apiKey, brandId } = await bench.user();
 	const t = await bench.trigger(apiKey);
 	await t.activate();
 	const [endpoint] = await bench.endpointsOf(userId);
-
-	// make its deliveries fail for more than 5 days (virtual clock) so the service disables it
 	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/unreachable');
 	await bench.control.advanceClock(5 * DAY + 60);
 	await bench.control.createOrder({ brandId });
@@ -128,6 +127,11 @@ test('an endpoint the service Disabled (FailingDeliveries) is re-enabled, with a
 	const [disabled] = await bench.endpointsOf(userId);
 	expect(disabled).toMatchObject({ status: 'Disabled', disabledReason: 'FailingDeliveries' });
 	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
+	return { userId, brandId, t, endpoint, disabled };
+}
+
+test('an endpoint the service Disabled (FailingDeliveries) is re-enabled, with a notice that missed events are not resent', async () => {
+	const { userId, brandId, t, endpoint } = await triggerWhoseEndpointTheServiceDisabled();
 
 	expect(await t.checkExists()).toBe(true);
 	const [enabled, ...none] = await bench.endpointsOf(userId);
@@ -154,17 +158,7 @@ test('an endpoint the service Disabled (FailingDeliveries) is re-enabled, with a
 });
 
 test('off and on over an endpoint the service Disabled: the new endpoint\'s first event names the window of missed events', async () => {
-	const { userId, apiKey, brandId } = await bench.user();
-	const t = await bench.trigger(apiKey);
-	await t.activate();
-	const [endpoint] = await bench.endpointsOf(userId);
-	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/unreachable');
-	await bench.control.advanceClock(5 * DAY + 60);
-	await bench.control.createOrder({ brandId });
-	await bench.control.advanceClock(2 * DAY);
-	const [disabled] = await bench.endpointsOf(userId);
-	expect(disabled).toMatchObject({ status: 'Disabled' });
-	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
+	const { userId, brandId, t, endpoint, disabled } = await triggerWhoseEndpointTheServiceDisabled();
 
 	// the user turns the workflow off (the Disabled endpoint is deleted) and on (a new one is made)
 	await t.delete('update');
