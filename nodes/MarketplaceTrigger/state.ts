@@ -12,6 +12,7 @@
  * Pure: works on plain objects, no n8n imports.
  */
 import { DedupStore, type DedupState } from './dedup';
+import { isRecord } from '../shared/isRecord';
 import { parseSecret } from '../shared/webhookVerifier';
 
 /** Spec 6.5 / part 8: after a rotation the previous secret still signs for 24 hours. */
@@ -79,9 +80,6 @@ export interface EndpointRecord {
 }
 
 type Bag = Record<string, unknown>;
-
-const isRecord = (value: unknown): value is Bag =>
-	typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function section(data: Bag, name: 'endpoints' | 'seen' | 'missed'): Bag {
 	const value = data[name];

@@ -4,6 +4,8 @@
  * - the other shape: `statusCode`, `message`, `path` (sometimes more fields)
  * Branches only on `type` / `status`; title and detail are only shown.
  */
+import { isRecord } from '../isRecord';
+
 
 export interface ProblemPointer {
 	pointer: string;
@@ -33,9 +35,6 @@ const SLUG_BY_STATUS: Record<number, string> = {
 	429: 'rate-limited',
 	500: 'internal',
 };
-
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-	typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const text = (v: unknown): string | undefined =>
 	typeof v === 'string' && v.trim() !== '' ? v : undefined;

@@ -8,6 +8,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { ROUTES, type Pagination, type RouteName } from '../routes';
 import type { QueryValues } from './queryEncoding';
 import { apiRequest, DEFAULT_TRANSPORT, type TransportContext, type TransportSettings } from './request';
+import { isRecord } from '../isRecord';
 
 export interface ReadAllOptions {
 	route: RouteName;
@@ -19,9 +20,6 @@ export interface ReadAllOptions {
 	itemIndex?: number;
 	settings?: TransportSettings;
 }
-
-const isRecord = (v: unknown): v is IDataObject =>
-	typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The records of a response: its collection member, or the body when it is an array. */
 export function recordsOf(body: unknown, collection: string | undefined): IDataObject[] {

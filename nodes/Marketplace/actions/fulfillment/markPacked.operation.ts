@@ -7,6 +7,7 @@ import { toIdempotencyKey, toIdList, toLimit, toWholeNumber } from '../../../sha
 import { forOperation, idempotencyKeyOption, param, requestSettings } from '../common';
 import type { BatchOperation } from '../operation';
 import { errorItem, toNodeError } from '../errors';
+import { isRecord } from '../../../shared/isRecord';
 
 /**
  * POST /v1/fulfillment/orders/packed. Order ids come from every input item; they go out in as few
@@ -101,7 +102,6 @@ function readSettings(ctx: IExecuteFunctions): Settings {
 	};
 }
 
-const isRecord = (v: unknown): v is IDataObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Reads the per-item results tolerantly: failed = `success: false` or an `error` member. */
 function readResults(body: unknown): Map<number, ItemResult> {
