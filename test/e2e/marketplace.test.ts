@@ -244,6 +244,49 @@ describe('action workflows, headless', () => {
 		console.log(`[e2e] one order read with an unknown key: ${sent.length} request(s) answered 401; n8n error message: ${String(error?.message).slice(0, 200)}`);
 	});
 
+	test('"On Error: Continue (using error output)": a 404 item takes the error branch, the others the main branch', async () => {
+		const id = 'e2eErrorOutput01';
+		await n8n.createWorkflow({
+			id,
+			name: 'e2e: error output',
+			nodes: [
+				{ id: 'eo-start', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+				{
+					id: 'eo-items',
+					name: 'Order IDs',
+					type: 'n8n-nodes-base.code',
+					typeVersion: 2,
+					position: [200, 0],
+					parameters: { jsCode: 'return [{ json: { o: 1001 } }, { json: { o: 999999 } }, { json: { o: 1002 } }];' },
+				},
+				{
+					id: 'eo-get',
+					name: 'Get Order',
+					type: TYPES.action,
+					typeVersion: 1,
+					position: [400, 0],
+					credentials: CRED_REF,
+					onError: 'continueErrorOutput',
+					parameters: { resource: 'order', operation: 'get', orderId: '={{ $json.o }}' },
+				},
+				{ id: 'eo-found', name: 'Found', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [600, -100], parameters: {} },
+				{ id: 'eo-failed', name: 'Failed', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [600, 100], parameters: {} },
+			],
+			connections: {
+				Start: { main: [[{ node: 'Order IDs', type: 'main', index: 0 }]] },
+				'Order IDs': { main: [[{ node: 'Get Order', type: 'main', index: 0 }]] },
+				'Get Order': { main: [[{ node: 'Found', type: 'main', index: 0 }], [{ node: 'Failed', type: 'main', index: 0 }]] },
+			},
+			settings: { executionOrder: 'v1' },
+		});
+		const ex = await timings.time('REST run: error output', () => n8n.runWorkflow(id, 'Start'));
+		expect(ex.status).toBe('success');
+		expect(nodeOutput(ex, 'Found').map((o) => o.id)).toEqual([1001, 1002]);
+		const failed = nodeOutput(ex, 'Failed');
+		expect(failed).toHaveLength(1);
+		expect(failed[0]).toMatchObject({ o: 999999, error: expect.stringMatching(/^not-found \(404\)/), details: { httpCode: '404' } });
+	});
+
 	test('story (b) via REST run: today\'s Created orders read, marked packed in one batch (a 500 retried with the same key), reported', async () => {
 		// A few orders of today besides the seed's.
 		for (const brandId of [1, 2, 3]) await sandbox.control.createOrder({ brandId });
