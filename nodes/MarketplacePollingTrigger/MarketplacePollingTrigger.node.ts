@@ -64,6 +64,9 @@ const toItems = (changes: DetectedChange[]): INodeExecutionData[] =>
 
 const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+/** How far back Fetch Test Event looks for a sample order, widening until it finds one. */
+const SAMPLE_WINDOWS_DAYS = [1, 7, 30, 365];
+
 /** The changes the node can watch for. */
 const WATCH_OPTIONS = [
 	{ name: 'New Order', value: 'created', description: 'An order arrived' },
@@ -197,10 +200,14 @@ export class MarketplacePollingTrigger implements INodeType {
 			})) as OrderRecord[];
 
 		if (this.getMode() === 'manual') {
-			// A sample to map fields with: the most recent order, shaped like a real change.
-			const windowDays = Math.max(settings.lookbackDays, 7);
-			let latest = latestOrder(await listOrders(nowMs - days(windowDays)), settings.statuses);
-			latest ??= latestOrder(await listOrders(undefined), settings.statuses);
+			// A sample to map fields with: the most recent order, shaped like a real change. The order
+			// list has no pages, so the read widens step by step and never asks for every order.
+			let latest: OrderRecord | undefined;
+			const windows = [...new Set(SAMPLE_WINDOWS_DAYS.map((d) => Math.max(d, settings.lookbackDays)))];
+			for (const windowDays of windows) {
+				latest = latestOrder(await listOrders(nowMs - days(windowDays)), settings.statuses);
+				if (latest !== undefined) break;
+			}
 			if (latest === undefined) return null;
 			const status = String(latest.status);
 			return [

@@ -192,6 +192,19 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		expect(ids(cancelled.items)).toEqual([newestCancelled.id]);
 	});
 
+	test('manual run reads a bounded window: widening 1, 7, 30, 365 days, never the whole order list', async () => {
+		const { apiKey } = await sandbox.control.createUser({ brandIds: [5] });
+		const found = await pollWithRequests(trigger({ events: ['created'], filters: { statuses: ['Returned'] } }, apiKey), 'manual');
+		expect(found.items).toHaveLength(1);
+		expect(found.requests.every((r) => queryOf(r).has('startDate'))).toBe(true);
+		// nothing at all in a year (a user whose scope holds no brand): bounded reads, then no sample
+		const { apiKey: empty } = await sandbox.control.createUser({ brandIds: [] });
+		const none = await pollWithRequests(trigger({ events: ['created'] }, empty), 'manual');
+		expect(none.items).toEqual([]);
+		const starts = none.requests.map((r) => Math.round((Date.now() - Date.parse(queryOf(r).get('startDate')!)) / DAY));
+		expect(starts).toEqual([1, 7, 30, 365]);
+	});
+
 	test('a revoked key surfaces as NodeApiError 401, no retry, the state is kept', async () => {
 		const { apiKey } = await sandbox.control.createUser({ permissions: ['orders.read'], brandIds: [1, 2] });
 		const poller = trigger({ events: ['created'] }, apiKey);
