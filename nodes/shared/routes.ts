@@ -1,6 +1,6 @@
 /**
  * The one route table of the Marketplace Management Service API, read by the node's transport and
- * by the test sandbox. Paths the spec leaves out are fixed in ../shared/GUIDE.md section 1.
+ * by the test sandbox. Paths the service's documentation leaves out are fixed here, once.
  *
  * Pure data: no n8n imports.
  */

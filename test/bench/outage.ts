@@ -6,7 +6,7 @@
  *  2. n8n stopped. K orders created in the sandbox: each order.created delivery's first attempt fails
  *     (connection refused). The virtual clock moved 60 s: the second attempts fail too.
  *  3. n8n started again on the same port and folder (the endpoint URL is fixed; a restart keeps the
- *     workflow active and its webhook registered, n8n-runtime.md).
+ *     workflow active and its webhook registered).
  *  4. The clock moved 300 s: the third attempts reach n8n and are delivered. Then 1,800 s and
  *     7,200 s more: nothing is sent again.
  *  Also: one event delivered before the stop is redelivered after the start (same webhook-id and

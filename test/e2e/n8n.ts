@@ -2,8 +2,7 @@
  * Runs a real n8n 2.41.1 server (installed by `.ci/n8n-install` into `.ci/n8n`) with this package
  * loaded the way n8n loads a community package, for the end-to-end suite and for `npm run dev`.
  *
- * Facts this relies on are in /work/shared/n8n-runtime.md and were re-checked by
- * `test/e2e/smoke-runtime.ts`.
+ * The n8n behaviour this relies on is checked by `test/e2e/smoke-runtime.ts`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

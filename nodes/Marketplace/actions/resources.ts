@@ -1,5 +1,5 @@
 /**
- * Every resource of the action node (GUIDE.md section 1). Each resource folder's index.ts holds
+ * Every resource of the action node. Each resource folder's index.ts holds
  * its operation selector and a table of its operations, one file each.
  */
 import type { INodeProperties } from 'n8n-workflow';
