@@ -64,6 +64,15 @@ const toItems = (changes: DetectedChange[]): INodeExecutionData[] =>
 
 const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+/**
+ * Polls in flight, by workflow and node. n8n 2.41.1 starts a poll at every interval even while the
+ * previous one is still waiting (an outage: retries and timeouts), and both would compare against
+ * the same saved state, reporting an order created meanwhile twice. A poll that finds one in flight
+ * skips: the running poll, or the next one, covers its window, and a failing service gets no
+ * extra requests. Polls of an active workflow run in one n8n process (the leader in queue mode).
+ */
+const pollsInFlight = new Set<string>();
+
 /** How far back Fetch Test Event looks for a sample order, widening until it finds one. */
 const SAMPLE_WINDOWS_DAYS = [1, 7, 30, 365];
 
@@ -94,7 +103,7 @@ export class MarketplacePollingTrigger implements INodeType {
 		properties: [
 			{
 				displayName:
-					'Checks the order list at the Poll Times set above (every minute by default), one request per check, so a change starts the workflow up to one interval after it happened. The Marketplace Trigger (webhook) starts within seconds but needs a public https URL. Each change is reported once. On activation it starts from now unless Options > Start From is set.',
+					'Checks the order list at the Poll Times set above (every minute by default), one request per check, so a change starts the workflow up to one interval after it happened. The Marketplace Trigger (webhook) starts within seconds but needs a public https URL. Each change is reported once. The first activation starts from now (or from Options > Start From). After the workflow was unpublished for a while, or n8n restarted, it picks up where it stopped: orders created meanwhile, and status changes of orders within the tracking window, are reported then, so nothing is missed.',
 				name: 'pollingNotice',
 				type: 'notice',
 				default: '',
@@ -215,15 +224,28 @@ export class MarketplacePollingTrigger implements INodeType {
 			];
 		}
 
-		const staticData = this.getWorkflowStaticData('node');
-		const previous = readPollState(staticData[STATE_KEY]);
-		const plan = planPoll(previous, settings, nowMs);
-		// Errors (NodeApiError from the transport) propagate: n8n fails the activation on the first
-		// poll and reports later ones as failed trigger runs. The state is left as it was, so the
-		// next successful poll covers the gap.
-		const orders = await listOrders(plan.startMs);
-		const { changes, state } = detectChanges(previous, orders, plan, settings, nowMs);
-		staticData[STATE_KEY] = state as unknown as IDataObject;
-		return changes.length > 0 ? [toItems(changes)] : null;
+		const pollKey = `${this.getWorkflow().id ?? ''}/${this.getNode().id}`;
+		if (pollsInFlight.has(pollKey)) {
+			this.logger.info('Marketplace Polling Trigger: the previous check is still running; this one is skipped', {
+				workflowId: this.getWorkflow().id,
+				node: this.getNode().name,
+			});
+			return null;
+		}
+		pollsInFlight.add(pollKey);
+		try {
+			const staticData = this.getWorkflowStaticData('node');
+			const previous = readPollState(staticData[STATE_KEY]);
+			const plan = planPoll(previous, settings, nowMs);
+			// Errors (NodeApiError from the transport) propagate: n8n fails the activation on the first
+			// poll and reports later ones as failed trigger runs. The state is left as it was, so the
+			// next successful poll covers the gap.
+			const orders = await listOrders(plan.startMs);
+			const { changes, state } = detectChanges(previous, orders, plan, settings, nowMs);
+			staticData[STATE_KEY] = state as unknown as IDataObject;
+			return changes.length > 0 ? [toItems(changes)] : null;
+		} finally {
+			pollsInFlight.delete(pollKey);
+		}
 	}
 }

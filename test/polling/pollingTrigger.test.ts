@@ -249,6 +249,53 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		expect((await poller.poll())).toBeNull();
 	});
 
+	test('overlapping polls: a poll that outlasts the interval makes the next one skip; every order reported once', async () => {
+		const poller = trigger({ events: ['created'] });
+		await poller.poll();
+		const before = (await sandbox.control.requests()).at(-1)?.seq ?? 0;
+		const x = (await sandbox.control.createOrder({ brandId: 1 })).order as Order;
+		await sandbox.control.injectFault({ route: 'listOrders', mode: 'hang', hangMs: 1500, count: 1 });
+
+		const slow = poller.poll();
+		// the slow poll is in flight once its request took the fault
+		while ((await sandbox.control.faults()).faults.length > 0) await new Promise((r) => setImmediate(r));
+		const y = (await sandbox.control.createOrder({ brandId: 2 })).order as Order;
+		const overlapping = await poller.poll();
+		expect(overlapping).toBeNull();
+
+		const reported = [...((await slow)?.[0] ?? []), ...((await poller.poll())?.[0] ?? [])];
+		expect(ids(reported).sort((a, b) => Number(a) - Number(b))).toEqual([x.id, y.id]);
+		expect(await poller.poll()).toBeNull();
+		// the skipped poll sent nothing: one request per poll that ran
+		expect((await sandbox.control.requests(before)).filter((r) => r.path === '/v1/orders')).toHaveLength(3);
+	});
+
+	test('re-activation after a pause, and a restart, report what changed while the workflow was off, once (as the notice says)', async () => {
+		const notice = String(node.description.properties.find((p) => p.name === 'pollingNotice')!.displayName);
+		expect(notice).toMatch(/first activation starts from now/);
+		expect(notice).toMatch(/unpublished for a while, or n8n restarted, it picks up where it stopped/);
+
+		const poller = trigger({ events: ['created', 'statusChanged'], lookbackDays: 1 });
+		await poller.poll('trigger', 'activate');
+		const tracked = (await sandbox.control.createOrder({ brandId: 4 })).order as Order;
+		expect(ids((await poller.poll('trigger', 'activate'))![0])).toEqual([tracked.id]);
+
+		// unpublished: no polls while an order arrives and a tracked one is cancelled
+		const whileOff = (await sandbox.control.createOrder({ brandId: 4 })).order as Order;
+		await sandbox.control.cancelOrder(tracked.id);
+		const resumed = (await poller.poll('trigger', 'activate'))![0];
+		// both happened within the same millisecond or two: compare in id order
+		expect(changes(resumed).sort((a, b) => Number(b[0]) - Number(a[0]))).toEqual([
+			[whileOff.id, { kind: 'created', status: 'Created', detectedAt: expect.any(String) }],
+			[tracked.id, { kind: 'statusChanged', status: 'Cancelled', previousStatus: 'Created', detectedAt: expect.any(String) }],
+		]);
+
+		// n8n restarted (activation mode init): the same, and nothing twice
+		const duringRestart = (await sandbox.control.createOrder({ brandId: 4 })).order as Order;
+		expect(ids((await poller.poll('trigger', 'init'))![0])).toEqual([duringRestart.id]);
+		expect(await poller.poll('trigger', 'init')).toBeNull();
+	});
+
 	test('invalid parameters fail before any request', async () => {
 		const before = (await sandbox.control.requests()).at(-1)?.seq ?? 0;
 		const error = await trigger({ events: ['created'], filters: { brandIds: 'one' } }).poll().catch((e: unknown) => e);
