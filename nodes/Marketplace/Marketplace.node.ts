@@ -9,6 +9,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import { requestOptionsProperty } from '../shared/requestOptions';
 import { operationSubtitle } from '../shared/subtitle';
 import { nodeProperties } from './actions/resources';
+import { methods } from './methods';
 import { router } from './actions/router';
 
 export class Marketplace implements INodeType {
@@ -20,7 +21,9 @@ export class Marketplace implements INodeType {
 			dark: 'file:../shared/icons/marketplace.dark.svg',
 		},
 		group: ['transform'],
-		version: 1,
+		// 2: brand and webhook endpoint pickers; version 1 keeps the plain ID fields of saved workflows
+		version: [1, 2],
+		defaultVersion: 2,
 		subtitle: operationSubtitle(nodeProperties, ['fulfillment.markPacked']),
 		description:
 			'Manage marketplace sales: sale channels, products, orders, returns, purchase orders, brand health, inventory forecasts, fulfillment and webhook endpoints',
@@ -31,6 +34,8 @@ export class Marketplace implements INodeType {
 		credentials: [{ name: 'marketplaceApi', required: true }],
 		properties: [...nodeProperties, requestOptionsProperty],
 	};
+
+	methods = methods;
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await router.call(this);

@@ -20,6 +20,8 @@ export interface RunOptions {
 	onError?: RunNodeOptions['onError'];
 	apiKey?: string;
 	baseUrl?: string;
+	/** the node's typeVersion (default: the newest) */
+	typeVersion?: number;
 }
 
 export interface Sent {
@@ -93,6 +95,7 @@ export class Bench {
 			inputItems: options.inputItems,
 			continueOnFail: options.continueOnFail,
 			onError: options.onError,
+			typeVersion: options.typeVersion,
 		});
 		const sent = (await this.control.requests(before)).map(sentOf);
 		return { ...result, sent, items: result.outputs?.[0] ?? [], errorItems: result.outputs?.[1] ?? [] };

@@ -64,10 +64,10 @@ const LONG_KEY = 'k'.repeat(256);
 const cases: Case[] = [
 	// ids
 	...each('order.get', 'Order ID', [...BAD_IDS, '={{ $json.missing }}'], (v) => ({ orderId: v })),
-	...each('brandHealth.get', 'Brand ID', BAD_IDS, (v) => ({ brandId: v })),
-	...each('saleChannel.connect', 'Brand ID', ['x', '0', EMPTY], (v) => ({ brandId: v, saleChannelName: 'Amazon' })),
+	...each('brandHealth.get', 'Brand', BAD_IDS, (v) => ({ brandId: v })),
+	...each('saleChannel.connect', 'Brand', ['x', '0', EMPTY], (v) => ({ brandId: v, saleChannelName: 'Amazon' })),
 	...['get', 'update', 'delete', 'test', 'rotateSecret', 'getDeliveries'].flatMap((op) =>
-		each(`webhookEndpoint.${op}`, 'Webhook Endpoint ID', op === 'get' ? BAD_IDS : ['first', '0', EMPTY], (v) => ({
+		each(`webhookEndpoint.${op}`, 'Webhook Endpoint', op === 'get' ? BAD_IDS : ['first', '0', EMPTY], (v) => ({
 			endpointId: v,
 			...(op === 'update' ? { updateFields: { description: 'x' } } : {}),
 		})),
@@ -151,10 +151,10 @@ const cases: Case[] = [
  */
 const REQUIRED: Case[] = [
 	...each('order.get', 'Order ID', [''], (v) => ({ orderId: v })),
-	...each('brandHealth.get', 'Brand ID', [''], (v) => ({ brandId: v })),
-	...each('saleChannel.connect', 'Brand ID', [''], (v) => ({ brandId: v, saleChannelName: 'Amazon' })),
+	...each('brandHealth.get', 'Brand', [''], (v) => ({ brandId: v })),
+	...each('saleChannel.connect', 'Brand', [''], (v) => ({ brandId: v, saleChannelName: 'Amazon' })),
 	...each('saleChannel.connect', 'Sale Channel Name', [''], (v) => ({ brandId: '1', saleChannelName: v })),
-	...each('webhookEndpoint.get', 'Webhook Endpoint ID', [''], (v) => ({ endpointId: v })),
+	...each('webhookEndpoint.get', 'Webhook Endpoint', [''], (v) => ({ endpointId: v })),
 	...each('webhookEndpoint.create', 'URL', [''], (v) => ({ url: v, eventTypes: ['order.created'] })),
 	...each('webhookEndpoint.create', 'Event Types', [[]], (v) => ({ url: 'https://example.com/h', eventTypes: v })),
 	...each('fulfillment.markPacked', 'Order IDs', [''], (v) => ({ orderIds: v })),

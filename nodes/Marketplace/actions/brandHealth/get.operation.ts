@@ -1,5 +1,6 @@
-import { toId, toStringList } from '../../../shared/validation';
-import { filtersCollection, listOperation, param, readFilters } from '../common';
+import { toStringList } from '../../../shared/validation';
+import { filtersCollection, listOperation, readFilters } from '../common';
+import { brandProperties, fromVersion2, onlyVersion1, pickedId } from '../pickers';
 
 /** GET /v1/brand-health: brandId, and `categories` as repeated keys (names may contain commas). */
 export const get = listOperation({
@@ -7,30 +8,37 @@ export const get = listOperation({
 	operation: 'get',
 	route: 'getBrandHealth',
 	properties: [
-		{
-			displayName: 'Brand ID',
-			name: 'brandId',
-			type: 'string',
-			required: true,
-			default: '',
-			placeholder: '1',
-			description: 'ID of the brand whose health to read',
-		},
-		filtersCollection([
-			{
-				displayName: 'Categories',
-				name: 'categories',
-				type: 'string',
-				typeOptions: { multipleValues: true, multipleValueButtonText: 'Add Category' },
-				default: [],
-				description: 'Only these categories, one name per entry (a name may contain commas)',
-			},
+		...brandProperties('The brand whose health to read'),
+		...onlyVersion1([
+			filtersCollection([
+				{
+					displayName: 'Categories',
+					name: 'categories',
+					type: 'string',
+					typeOptions: { multipleValues: true, multipleValueButtonText: 'Add Category' },
+					default: [],
+					description: 'Only these categories, one name per entry (a name may contain commas)',
+				},
+			]),
+		]),
+		...fromVersion2([
+			filtersCollection([
+				{
+					displayName: 'Category Names or IDs',
+					name: 'categories',
+					type: 'multiOptions',
+					typeOptions: { loadOptionsMethod: 'getBrandHealthCategories', loadOptionsDependsOn: ['brandId.value'] },
+					default: [],
+					description:
+						'Choose from the list, or specify IDs using an <a href="https://docs.n8n.io/code/expressions/">expression</a>',
+				},
+			]),
 		]),
 	],
 	parse(ctx, itemIndex) {
 		return {
 			query: {
-				brandId: toId(param(ctx, 'brandId', itemIndex), 'Brand ID'),
+				brandId: pickedId(ctx, 'brandId', itemIndex),
 				categories: toStringList(readFilters(ctx, itemIndex).categories, 'Filters > Categories'),
 			},
 		};

@@ -1,9 +1,10 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { toBoolean, toId, toText } from '../../../shared/validation';
+import { toBoolean, toText } from '../../../shared/validation';
 import { param, writeOperation } from '../common';
+import { brandProperties, pickedId } from '../pickers';
 
-/** Body fields of spec 4.2 besides saleChannelName, with their labels; only those set are sent. */
+/** Body fields the connect operation accepts besides saleChannelName, with their labels; only those set are sent. */
 const OPTIONAL_FIELDS: Record<string, string> = {
 	region: 'Region',
 	brandIdInSaleChannel: 'Brand ID in Sale Channel',
@@ -22,15 +23,7 @@ export const connect = writeOperation({
 	operation: 'connect',
 	route: 'connectSaleChannel',
 	properties: [
-		{
-			displayName: 'Brand ID',
-			name: 'brandId',
-			type: 'string',
-			required: true,
-			default: '',
-			placeholder: '1',
-			description: 'ID of the brand to connect',
-		},
+		...brandProperties('The brand to connect'),
 		{
 			displayName: 'Sale Channel Name',
 			name: 'saleChannelName',
@@ -61,7 +54,7 @@ export const connect = writeOperation({
 		},
 	],
 	parse(ctx, itemIndex) {
-		const brandId = toId(param(ctx, 'brandId', itemIndex), 'Brand ID');
+		const brandId = pickedId(ctx, 'brandId', itemIndex);
 		const saleChannelName = toText(param(ctx, 'saleChannelName', itemIndex), 'Sale Channel Name', true);
 		const additional = param<Record<string, unknown>>(ctx, 'additionalFields', itemIndex, {});
 		const body: IDataObject = { saleChannelName };

@@ -1,13 +1,13 @@
 import { readAll } from '../../../shared/transport/pagination';
 import { writeOperation } from '../common';
-import { endpointIdOf, endpointIdProperty } from './fields';
+import { endpointIdOf, endpointProperties } from './fields';
 
 /** DELETE /v1/webhook-endpoints/{id}: answers 204; the node outputs `{ id, deleted: true }`. */
 export const deleteOperation = writeOperation({
 	resource: 'webhookEndpoint',
 	operation: 'delete',
 	route: 'deleteWebhookEndpoint',
-	properties: [endpointIdProperty],
+	properties: [...endpointProperties],
 	parse(ctx, itemIndex) {
 		return { pathParams: endpointIdOf(ctx, itemIndex) };
 	},

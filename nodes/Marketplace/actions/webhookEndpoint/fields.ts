@@ -1,21 +1,11 @@
-import type { IDataObject, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { toId } from '../../../shared/validation';
-import { param } from '../common';
-import type { IExecuteFunctions } from 'n8n-workflow';
+import { pickedId } from '../pickers';
 
-export const endpointIdProperty: INodeProperties = {
-	displayName: 'Webhook Endpoint ID',
-	name: 'endpointId',
-	type: 'string',
-	required: true,
-	default: '',
-	placeholder: '12',
-	description: 'ID of one of your webhook endpoints',
-};
+export { endpointProperties } from '../pickers';
 
 export function endpointIdOf(ctx: IExecuteFunctions, itemIndex: number): { id: number } {
-	return { id: toId(param(ctx, 'endpointId', itemIndex), 'Webhook Endpoint ID') };
+	return { id: pickedId(ctx, 'endpointId', itemIndex) };
 }
 
 export const SECRET_NOTICE =

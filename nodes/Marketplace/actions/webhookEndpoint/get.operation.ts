@@ -1,12 +1,12 @@
 import { listOperation } from '../common';
-import { endpointIdOf, endpointIdProperty } from './fields';
+import { endpointIdOf, endpointProperties } from './fields';
 
 /** GET /v1/webhook-endpoints/{id}: one of your endpoints (never its secret). */
 export const get = listOperation({
 	resource: 'webhookEndpoint',
 	operation: 'get',
 	route: 'getWebhookEndpoint',
-	properties: [endpointIdProperty],
+	properties: [...endpointProperties],
 	parse(ctx, itemIndex) {
 		return { query: {}, pathParams: endpointIdOf(ctx, itemIndex) };
 	},

@@ -1,12 +1,12 @@
 import { listOperation } from '../common';
-import { endpointIdOf, endpointIdProperty } from './fields';
+import { endpointIdOf, endpointProperties } from './fields';
 
 /** GET /v1/webhook-endpoints/{id}/deliveries: newest first, pages of up to 100. */
 export const getDeliveries = listOperation({
 	resource: 'webhookEndpoint',
 	operation: 'getDeliveries',
 	route: 'listWebhookDeliveries',
-	properties: [endpointIdProperty],
+	properties: [...endpointProperties],
 	parse(ctx, itemIndex) {
 		return { query: {}, pathParams: endpointIdOf(ctx, itemIndex) };
 	},

@@ -1,12 +1,12 @@
 import { writeOperation } from '../common';
-import { endpointIdOf, endpointIdProperty } from './fields';
+import { endpointIdOf, endpointProperties } from './fields';
 
 /** POST /v1/webhook-endpoints/{id}/test: one webhook.test delivery, attempted once; answers its record. */
 export const test = writeOperation({
 	resource: 'webhookEndpoint',
 	operation: 'test',
 	route: 'testWebhookEndpoint',
-	properties: [endpointIdProperty],
+	properties: [...endpointProperties],
 	parse(ctx, itemIndex) {
 		return { pathParams: endpointIdOf(ctx, itemIndex) };
 	},

@@ -3,7 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { EVENT_TYPE_OPTIONS, SUBSCRIBABLE_EVENT_TYPES } from '../../../shared/routes';
 import { InputError, toEnumList, toText, toWebhookUrl } from '../../../shared/validation';
 import { param, writeOperation } from '../common';
-import { endpointIdOf, endpointIdProperty } from './fields';
+import { endpointIdOf, endpointProperties } from './fields';
 
 /** PATCH /v1/webhook-endpoints/{id}: only the fields added under Update Fields are sent. */
 export const update = writeOperation({
@@ -11,7 +11,7 @@ export const update = writeOperation({
 	operation: 'update',
 	route: 'updateWebhookEndpoint',
 	properties: [
-		endpointIdProperty,
+		...endpointProperties,
 		{
 			displayName: 'Update Fields',
 			name: 'updateFields',

@@ -1,0 +1,92 @@
+/**
+ * What the n8n editor asks the node for while a user fills in parameters: the brand and webhook
+ * endpoint pickers' lists and the brand's health categories. Every request goes through the
+ * transport, so the lists are paced and retried like any read, and they show only what the key
+ * may see (the service applies the key's brand scope and endpoint ownership).
+ */
+import type {
+	IDataObject,
+	ILoadOptionsFunctions,
+	JsonObject,
+	INodeListSearchItems,
+	INodeListSearchResult,
+	INodePropertyOptions,
+} from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import { ROUTES, type Route } from '../../shared/routes';
+import { readFailure } from '../../shared/transport/apiFailure';
+import { readAll, type ReadAllOptions } from '../../shared/transport/pagination';
+import { toStringList } from '../../shared/validation';
+
+/** Case-insensitive match of the search box text against what the list shows. */
+function matches(filter: string | undefined, ...texts: unknown[]): boolean {
+	const wanted = filter?.trim().toLowerCase();
+	if (!wanted) return true;
+	return texts.some((t) => String(t ?? '').toLowerCase().includes(wanted));
+}
+
+/**
+ * One list read; a key without the read permission gets a message the picker can show that says
+ * what is missing and how to go on, instead of the bare 403.
+ */
+async function listFor(ctx: ILoadOptionsFunctions, what: string, options: ReadAllOptions): Promise<IDataObject[]> {
+	try {
+		return await readAll.call(ctx, options);
+	} catch (error) {
+		const route: Route = ROUTES[options.route];
+		if (readFailure(error).status === 403 && route.permission !== undefined) {
+			throw new NodeOperationError(
+				ctx.getNode(),
+				`Your API key may not list ${what}: it lacks the ${route.permission} permission. Enter the ID instead (By ID), or use a key with ${route.permission}.`,
+			);
+		}
+		// the transport's NodeApiError, unchanged (n8n hands an error it is given back as it is)
+		throw new NodeApiError(ctx.getNode(), error as JsonObject);
+	}
+}
+
+/** Brand discovery without a limit answers with the whole accessible set in one request. */
+async function searchBrands(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+	const brands = await listFor(this, 'brands', { route: 'listBrands', returnAll: true });
+	const results: INodeListSearchItems[] = brands
+		.filter((b) => matches(filter, b.name, b.id))
+		.map((b) => ({ name: `${String(b.name ?? 'Brand')} (${String(b.id)})`, value: String(b.id) }));
+	return { results };
+}
+
+/** A user owns at most ten endpoints, so one read lists them all; each shows URL and status. */
+async function searchWebhookEndpoints(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+	const endpoints = await listFor(this, 'webhook endpoints', {
+		route: 'listWebhookEndpoints',
+		returnAll: true,
+	});
+	const results: INodeListSearchItems[] = endpoints
+		.filter((e) => matches(filter, e.url, e.description, e.id))
+		.map((e: IDataObject) => ({
+			name: `${String(e.url)} (${String(e.status)})`,
+			value: String(e.id),
+			description: typeof e.description === 'string' ? e.description : undefined,
+		}));
+	return { results };
+}
+
+/** The category names the service reports for the chosen brand's health. */
+async function getBrandHealthCategories(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
+	const picked = this.getCurrentNodeParameter('brandId', { extractValue: true });
+	const brandId = /^\s*[1-9][0-9]*\s*$/.test(String(picked ?? '')) ? Number(picked) : undefined;
+	if (brandId === undefined) {
+		throw new NodeOperationError(this.getNode(), 'Choose a Brand first: the categories are listed per brand');
+	}
+	const [health] = await listFor(this, 'brand health categories', {
+		route: 'getBrandHealth',
+		query: { brandId },
+		returnAll: true,
+	});
+	return toStringList(health?.categories, 'categories').map((name) => ({ name, value: name }));
+}
+
+export const methods = {
+	listSearch: { searchBrands, searchWebhookEndpoints },
+	loadOptions: { getBrandHealthCategories },
+};
