@@ -167,6 +167,69 @@ describe('the package in n8n 2.41.1', () => {
 	});
 });
 
+describe('pickers in the editor (Marketplace node version 2)', () => {
+	// What the editor posts when a user opens a picker or a loaded dropdown (DynamicNodeParametersController).
+	const editorCall = async <T>(endpoint: 'resource-locator-results' | 'options', body: Record<string, unknown>) =>
+		await n8n.rest<T>('POST', `/dynamic-node-parameters/${endpoint}`, {
+			nodeTypeAndVersion: { name: TYPES.action, version: 2 },
+			credentials: CRED_REF,
+			...body,
+		});
+
+	test('Brand and Webhook Endpoint lists, with search, and the brand\'s health categories', async () => {
+		const since = await lastSeq();
+		const brands = await editorCall<{ results: Array<{ name: string; value: string }> }>('resource-locator-results', {
+			path: 'brandId',
+			methodName: 'searchBrands',
+			currentNodeParameters: { resource: 'brandHealth', operation: 'get' },
+		});
+		const stored = (await sandbox.control.state<{ id: number; name: string }>('brands')).filter((b) => b.id <= 5);
+		expect(brands.results).toEqual(stored.map((b) => ({ name: `${b.name} (${b.id})`, value: String(b.id) })));
+		const searched = await editorCall<{ results: unknown[] }>('resource-locator-results', {
+			path: 'brandId',
+			methodName: 'searchBrands',
+			filter: stored[0].name,
+			currentNodeParameters: { resource: 'brandHealth', operation: 'get' },
+		});
+		expect(searched.results).toContainEqual({ name: `${stored[0].name} (${stored[0].id})`, value: String(stored[0].id) });
+
+		const endpoints = await editorCall<{ results: Array<{ name: string; value: string }> }>('resource-locator-results', {
+			path: 'endpointId',
+			methodName: 'searchWebhookEndpoints',
+			currentNodeParameters: { resource: 'webhookEndpoint', operation: 'get' },
+		});
+		expect(endpoints.results.every((e) => /^https?:\/\/\S+ \((Enabled|Disabled)\)$/.test(e.name))).toBe(true);
+
+		const categories = await editorCall<Array<{ name: string; value: string }>>('options', {
+			path: 'filters.categories',
+			methodName: 'getBrandHealthCategories',
+			currentNodeParameters: { resource: 'brandHealth', operation: 'get', brandId: { __rl: true, mode: 'list', value: '2' } },
+		});
+		expect(categories).toContainEqual({ name: 'Home, Garden', value: 'Home, Garden' });
+		// each list is one request with the credential's key
+		const paths = (await sandbox.control.requests(since)).map((r) => `${r.method} ${r.path}`);
+		expect(paths).toEqual(['GET /v1/brands', 'GET /v1/brands', 'GET /v1/webhook-endpoints', 'GET /v1/brand-health']);
+	});
+
+	test('a workflow of version 2 with a picked brand and category runs', async () => {
+		const workflow = manualWorkflow('e2ePickedBrand01', 'e2e picked brand', {
+			name: 'Brand Health',
+			type: TYPES.action,
+			typeVersion: 2,
+			parameters: {
+				resource: 'brandHealth',
+				operation: 'get',
+				brandId: { __rl: true, mode: 'list', value: '2', cachedResultName: 'Brand 2' },
+				filters: { categories: ['Home, Garden'] },
+			},
+		});
+		await n8n.createWorkflow(workflow);
+		const execution = await n8n.runWorkflow(workflow.id);
+		expect(execution.status).toBe('success');
+		expect(nodeOutput(execution, 'Brand Health')).toEqual([expect.objectContaining({ categories: ['Home, Garden'] })]);
+	});
+});
+
 /** State of the polling test, shared by its two halves (activated early, checked late). */
 const polling = { activatedAt: 0, activationSeq: 0, ordersAfterActivation: [] as number[], staticDataAfterActivation: undefined as unknown };
 
