@@ -7,6 +7,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
+import { invalidParameter } from '../shared/invalidParameter';
 import { readRequestOptions, requestOptionsProperty } from '../shared/requestOptions';
 import { ORDER_STATUSES } from '../shared/routes';
 import { namesSubtitle, optionNames } from '../shared/subtitle';
@@ -190,11 +191,7 @@ export class MarketplacePollingTrigger implements INodeType {
 			settings = readSettings(this);
 			transport = readTransportSettings(this);
 		} catch (error) {
-			if (error instanceof InputError) {
-				throw new NodeOperationError(this.getNode(), `Invalid parameter "${error.field}": ${error.problem}`, {
-					description: 'Nothing was sent to the service. Fix the parameter and activate again.',
-				});
-			}
+			if (error instanceof InputError) throw invalidParameter(this.getNode(), error, { retry: 'activate' });
 			throw new NodeOperationError(this.getNode(), error as Error);
 		}
 		const listOrders = async (startMs: number | undefined) =>

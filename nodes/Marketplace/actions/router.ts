@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { errorItem, toNodeError } from './errors';
+import { errorItem, toNodeError } from './itemErrors';
 import type { Operation } from './operation';
 import { operations } from './resources';
 

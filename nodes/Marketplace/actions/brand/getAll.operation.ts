@@ -1,4 +1,4 @@
-import { listOperation } from '../common';
+import { listOperation } from '../listOperation';
 
 /** GET /v1/brands (brand discovery): Return All reads the whole accessible set in one request. */
 export const getAll = listOperation({

@@ -1,5 +1,7 @@
 import { toStringList } from '../../../shared/validation';
-import { filtersCollection, listOperation, readFilters } from '../common';
+import { filtersCollection } from '../descriptions';
+import { listOperation } from '../listOperation';
+import { readFilters } from '../readers';
 import { brandProperties, fromVersion2, onlyVersion1, pickedId } from '../pickers';
 
 /** GET /v1/brand-health: brandId, and `categories` as repeated keys (names may contain commas). */

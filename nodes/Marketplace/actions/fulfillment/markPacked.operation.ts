@@ -4,9 +4,10 @@ import { NodeOperationError } from 'n8n-workflow';
 import { MARK_PACKED_MAX_BATCH } from '../../../shared/routes';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../../../shared/transport/request';
 import { toIdempotencyKey, toIdList, toLimit, toWholeNumber } from '../../../shared/validation';
-import { forOperation, idempotencyKeyOption, param, requestSettings } from '../common';
+import { forOperation, idempotencyKeyOption } from '../descriptions';
+import { param, requestSettings } from '../readers';
 import type { BatchOperation } from '../operation';
-import { errorItem, toNodeError } from '../errors';
+import { errorItem, toNodeError } from '../itemErrors';
 import { isRecord } from '../../../shared/isRecord';
 
 /**

@@ -1,5 +1,6 @@
 import { toId } from '../../../shared/validation';
-import { listOperation, param } from '../common';
+import { listOperation } from '../listOperation';
+import { param } from '../readers';
 
 /** GET /v1/orders/{id}: the order as the service holds it now. */
 export const get = listOperation({

@@ -1,6 +1,8 @@
 import { ORDER_STATUSES } from '../../../shared/routes';
 import { toEnumList, toText, toUtcDateTime } from '../../../shared/validation';
-import { brandIdsFilter, brandIdsOf, filtersCollection, listOperation, readFilters } from '../common';
+import { brandIdsFilter, filtersCollection } from '../descriptions';
+import { listOperation } from '../listOperation';
+import { brandIdsOf, readFilters } from '../readers';
 
 /** GET /v1/orders: comma-separated statuses and brandIds; the whole list, no pagination. */
 export const getAll = listOperation({

@@ -1,4 +1,6 @@
-import { brandIdsFilter, brandIdsOf, filtersCollection, listOperation, readFilters } from '../common';
+import { brandIdsFilter, filtersCollection } from '../descriptions';
+import { listOperation } from '../listOperation';
+import { brandIdsOf, readFilters } from '../readers';
 
 /** GET /v1/products: comma-separated brandIds; pages of up to 100. */
 export const getAll = listOperation({

@@ -1,4 +1,5 @@
-import { listOperation, readFilters } from '../common';
+import { listOperation } from '../listOperation';
+import { readFilters } from '../readers';
 import { purchaseOrderFilters, purchaseOrderQuery } from './filters';
 
 /** GET /v1/vendor/purchase-orders/export: the same filters, comma-separated; the whole set at once. */

@@ -1,4 +1,5 @@
-import { listOperation, readFilters } from '../common';
+import { listOperation } from '../listOperation';
+import { readFilters } from '../readers';
 import { purchaseOrderFilters, purchaseOrderQuery } from './filters';
 
 /** GET /v1/vendor/purchase-orders: brandIds, saleChannelIds and statuses as repeated keys. */

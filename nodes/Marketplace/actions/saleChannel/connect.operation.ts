@@ -1,7 +1,8 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { toBoolean, toText } from '../../../shared/validation';
-import { param, writeOperation } from '../common';
+import { param } from '../readers';
+import { writeOperation } from '../writeOperation';
 import { brandProperties, pickedId } from '../pickers';
 
 /** Body fields the connect operation accepts besides saleChannelName, with their labels; only those set are sent. */

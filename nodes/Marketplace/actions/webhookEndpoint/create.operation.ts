@@ -5,7 +5,8 @@ import { toEnumList, toText, toWebhookUrl } from '../../../shared/validation';
 import { InputError } from '../../../shared/validation';
 import { apiRequest, newIdempotencyKey } from '../../../shared/transport/request';
 import { readAll } from '../../../shared/transport/pagination';
-import { param, writeOperation } from '../common';
+import { param } from '../readers';
+import { writeOperation } from '../writeOperation';
 import { withSecretNotice } from './fields';
 
 /** POST /v1/webhook-endpoints: answers with the endpoint and its signing secret, shown once. */

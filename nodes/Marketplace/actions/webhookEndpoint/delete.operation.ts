@@ -1,5 +1,5 @@
 import { readAll } from '../../../shared/transport/pagination';
-import { writeOperation } from '../common';
+import { writeOperation } from '../writeOperation';
 import { endpointIdOf, endpointProperties } from './fields';
 
 /** DELETE /v1/webhook-endpoints/{id}: answers 204; the node outputs `{ id, deleted: true }`. */

@@ -1,4 +1,4 @@
-import { listOperation } from '../common';
+import { listOperation } from '../listOperation';
 import { endpointIdOf, endpointProperties } from './fields';
 
 /** GET /v1/webhook-endpoints/{id}: one of your endpoints (never its secret). */

@@ -1,4 +1,4 @@
-import { listOperation } from '../common';
+import { listOperation } from '../listOperation';
 
 /** GET /v1/webhook-endpoints: all of your endpoints (at most 10), one item each. */
 export const getAll = listOperation({

@@ -1,4 +1,4 @@
-import { listOperation } from '../common';
+import { listOperation } from '../listOperation';
 import { endpointIdOf, endpointProperties } from './fields';
 
 /** GET /v1/webhook-endpoints/{id}/deliveries: newest first, pages of up to 100. */

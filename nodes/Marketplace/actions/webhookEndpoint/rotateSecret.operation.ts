@@ -1,4 +1,4 @@
-import { writeOperation } from '../common';
+import { writeOperation } from '../writeOperation';
 import { endpointIdOf, endpointProperties, withSecretNotice } from './fields';
 
 /** POST /v1/webhook-endpoints/{id}/rotate-secret: a new secret, shown once; the old one signs for 24 h more. */

@@ -1,4 +1,4 @@
-import { writeOperation } from '../common';
+import { writeOperation } from '../writeOperation';
 import { endpointIdOf, endpointProperties } from './fields';
 
 /** POST /v1/webhook-endpoints/{id}/test: one webhook.test delivery, attempted once; answers its record. */

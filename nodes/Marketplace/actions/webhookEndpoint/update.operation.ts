@@ -2,7 +2,8 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { EVENT_TYPE_OPTIONS, SUBSCRIBABLE_EVENT_TYPES } from '../../../shared/routes';
 import { InputError, toEnumList, toText, toWebhookUrl } from '../../../shared/validation';
-import { param, writeOperation } from '../common';
+import { param } from '../readers';
+import { writeOperation } from '../writeOperation';
 import { endpointIdOf, endpointProperties } from './fields';
 
 /** PATCH /v1/webhook-endpoints/{id}: only the fields added under Update Fields are sent. */

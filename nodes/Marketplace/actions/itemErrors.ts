@@ -1,6 +1,11 @@
+/**
+ * Errors per item: any error of an item as the n8n error to show (with its item index), and the
+ * output item of a failed item under n8n's "On Error: Continue" settings.
+ */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import { invalidParameter } from '../../shared/invalidParameter';
 import { InputError } from '../../shared/validation';
 
 /** Any error of an item as the n8n error it should be shown as, carrying the item index. */
@@ -13,12 +18,7 @@ export function toNodeError(
 		if (error.context.itemIndex === undefined) error.context.itemIndex = itemIndex;
 		return error;
 	}
-	if (error instanceof InputError) {
-		return new NodeOperationError(ctx.getNode(), `Invalid parameter "${error.field}": ${error.problem}`, {
-			itemIndex,
-			description: 'Nothing was sent to the service. Fix the parameter and run again.',
-		});
-	}
+	if (error instanceof InputError) return invalidParameter(ctx.getNode(), error, { itemIndex, retry: 'run' });
 	return new NodeOperationError(ctx.getNode(), error as Error, { itemIndex });
 }
 
