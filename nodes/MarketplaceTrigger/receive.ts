@@ -24,8 +24,8 @@
  * - deliveries that start no run (duplicates, ignored types, refusals) are answered here, and
  *   what they changed is saved;
  * - accepted deliveries are answered by n8n after run() has registered the execution, which paces
- *   the service to what n8n can run (answering them here let a soak outrun n8n and lose
- *   executions); their ids are stored by settle.ts. The description's `responseData: ''` makes n8n
+ *   the service to what n8n can run (answered before run(), a burst could outrun n8n and
+ *   executions would be lost); their ids are stored by settle.ts. The description's `responseData: ''` makes n8n
  *   send the node's `webhookResponse` (`extractWebhookOnReceivedResponse`), not `firstEntryJson`.
  * The save is one UPDATE of the whole static data with no version check, in whichever n8n process
  * received the request (each `n8n webhook` processor in queue mode).
