@@ -33,6 +33,12 @@ export interface N8nLogin {
 export interface StartN8nOptions {
 	/** Root of the community package to load (holds its package.json with an `n8n` section). */
 	packageRoot: string;
+	/**
+	 * Symlink packageRoot into the user folder before the start (default true). false: n8n starts
+	 * without it, e.g. to install it from a registry through n8n's community-packages API; packageRoot
+	 * then only names the package whose load errors are watched.
+	 */
+	linkPackage?: boolean;
 	/** HTTP port; a free one by default. */
 	port?: number;
 	/** Task-runner broker port of the server; a free one by default. */
@@ -284,7 +290,7 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	const ownFolder = opts.userFolder === undefined;
 	const userFolder = opts.userFolder ?? mkdtempSync(join(tmpdir(), 'n8n-e2e-'));
 	mkdirSync(userFolder, { recursive: true });
-	linkCommunityPackage(userFolder, opts.packageRoot);
+	if (opts.linkPackage !== false) linkCommunityPackage(userFolder, opts.packageRoot);
 
 	const port = opts.port ?? (await freePort());
 	const brokerPort = opts.brokerPort ?? (await freePort());
@@ -314,10 +320,10 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		N8N_RUNNERS_BROKER_PORT: String(brokerPort),
 		N8N_WEBHOOK_URL: `${baseUrl}/`,
 		NODE_ENV: 'production',
-		...(opts.env ?? {}),
 	};
-	// A stray npm_config_* from an `npm run` parent must not reach n8n's own npm calls.
+	// A stray npm_config_* from an `npm run` parent must not reach n8n's own npm calls (one given in opts.env may).
 	for (const key of Object.keys(env)) if (key.startsWith('npm_')) delete env[key];
+	Object.assign(env, opts.env ?? {});
 
 	const packageName = packageNameOf(opts.packageRoot);
 	let child: ChildProcess | undefined;
