@@ -3,18 +3,21 @@
  * an owner login, the sandbox's demo key as a credential and the example workflows, so a person can
  * try the nodes in the editor without an account. Ctrl-C stops everything.
  *
- *   .ci/dev [--port 5678] [--sandbox-port 4010] [--fresh] [--reimport]
+ *   .ci/dev [--port 5678] [--sandbox-port 4010] [--folder tmp/dev-n8n] [--fresh] [--reimport]
  *
  * n8n's data (database, settings) lives in <repo>/tmp/dev-n8n and survives restarts; --fresh
  * starts from an empty one; the example workflows are imported on a fresh folder or with --reimport.
- * The example "order arrives -> read it" is (re)activated on every start, so its trigger registers
- * its endpoint with this run's sandbox (the sandbox keeps no state between runs, and n8n calls no
- * webhook method when it starts).
+ * The sandbox keeps its data (users, orders, webhook endpoints and their secrets) in
+ * <repo>/tmp/dev-n8n/sandbox-state.json, so trigger workflows published before a restart keep
+ * receiving events after it. When the sandbox starts without that file (first start, --fresh, or
+ * the file deleted) it knows no endpoint, and n8n calls no webhook method when it starts: every
+ * published workflow with a Marketplace Trigger is then published again, which registers it. On a
+ * fresh folder the example "order arrives -> read it" is imported and published.
  *
  * Measured (2 cores): ready 15.5 s on a fresh folder, 8.9 s on an existing one (dev.ts alone;
  * `npm run dev` adds the build, about 4 s, and the no-op install checks).
  */
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { freePort, startN8n, type N8nHandle } from './n8n';
@@ -31,6 +34,7 @@ export const ORDER_ARRIVES_WORKFLOW = { id: 'mktOrderArrives1', webhookId: '3d7c
 interface SandboxHandle {
 	baseUrl: string;
 	demoApiKey: string;
+	restored: boolean;
 	close(): Promise<void>;
 }
 
@@ -49,27 +53,27 @@ async function portIsFree(port: number): Promise<boolean> {
 	});
 }
 
-async function startSandbox(port: number): Promise<SandboxHandle> {
+async function startSandbox(port: number, stateFile: string): Promise<SandboxHandle> {
 	const entry = join(repoRoot, 'test', 'sandbox', 'index.ts');
 	if (!existsSync(entry)) throw new Error(`the sandbox is not there yet (${entry})`);
 	// Loaded at run time so this file compiles and runs while the sandbox is missing or broken.
 	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	const mod = require(entry) as { startSandbox(options: Record<string, unknown>): Promise<SandboxHandle> };
 	// allowHttpLoopback: n8n's webhook URL is http://127.0.0.1:<port>/webhook/...
-	return await mod.startSandbox({ port, host: '127.0.0.1', allowHttpLoopback: true });
+	return await mod.startSandbox({ port, host: '127.0.0.1', allowHttpLoopback: true, stateFile });
 }
 
 async function main() {
 	const startedAt = Date.now();
 	const n8nPortWanted = Number(arg('port') ?? 5678);
 	const sandboxPort = Number(arg('sandbox-port') ?? 4010);
-	const userFolder = join(repoRoot, 'tmp', 'dev-n8n');
+	const userFolder = resolve(repoRoot, arg('folder') ?? join('tmp', 'dev-n8n'));
 	if (flag('fresh')) rmSync(userFolder, { recursive: true, force: true });
 	const freshFolder = !existsSync(join(userFolder, '.n8n', 'database.sqlite'));
 	const n8nPort = (await portIsFree(n8nPortWanted)) ? n8nPortWanted : await freePort();
 
 	let sandbox: SandboxHandle | undefined;
-	let n8n: N8nHandle | undefined;
+	let n8n: N8nHandle | undefined = undefined;
 	let stopping = false;
 	const shutdown = async (code: number) => {
 		if (stopping) return;
@@ -82,8 +86,9 @@ async function main() {
 	process.on('SIGTERM', () => void shutdown(0));
 
 	try {
-		sandbox = await startSandbox(sandboxPort);
-		console.log(`[dev] sandbox at ${sandbox.baseUrl}`);
+		mkdirSync(userFolder, { recursive: true });
+		sandbox = await startSandbox(sandboxPort, join(userFolder, 'sandbox-state.json'));
+		console.log(`[dev] sandbox at ${sandbox.baseUrl} (${sandbox.restored ? 'its data from the last run' : 'fresh demo data'})`);
 	} catch (e) {
 		console.warn(`[dev] sandbox not started: ${(e as Error).message}`);
 	}
@@ -108,19 +113,25 @@ async function main() {
 		console.log(`[dev] imported the example workflows from ${workflowsDir}`);
 	}
 	let activated = false;
-	if (sandbox && hasWorkflows) {
-		// The sandbox starts empty each time, while n8n keeps the workflow active in its database and
-		// calls no webhook method on start: deactivate (its delete finds nothing) and activate again,
-		// so the trigger registers its endpoint with this sandbox.
+	if (sandbox) {
 		try {
 			const api = await n8n.publicApi();
-			const current = await api.getWorkflow(ORDER_ARRIVES_WORKFLOW.id);
-			if (current.active) await api.deactivateWorkflow(ORDER_ARRIVES_WORKFLOW.id);
-			await api.activateWorkflow(ORDER_ARRIVES_WORKFLOW.id);
-			await n8n.waitForActivation(ORDER_ARRIVES_WORKFLOW.id, 30_000);
-			activated = true;
+			if (!sandbox.restored) {
+				const published = (await api.listWorkflows({ active: true })) as Array<{ id: string; name: string; nodes?: Array<{ type: string }> }>;
+				for (const workflow of published.filter((w) => w.nodes?.some((n) => n.type.endsWith('.marketplaceTrigger')))) {
+					await api.deactivateWorkflow(workflow.id);
+					await api.activateWorkflow(workflow.id);
+					await n8n.waitForActivation(workflow.id, 30_000);
+					console.log(`[dev] published "${workflow.name}" again: its trigger registered with this sandbox`);
+				}
+			}
+			if (hasWorkflows && freshFolder) {
+				await api.activateWorkflow(ORDER_ARRIVES_WORKFLOW.id);
+				await n8n.waitForActivation(ORDER_ARRIVES_WORKFLOW.id, 30_000);
+			}
+			activated = (await api.getWorkflow(ORDER_ARRIVES_WORKFLOW.id).catch(() => undefined))?.active === true;
 		} catch (e) {
-			console.warn(`[dev] could not activate "order arrives -> read it" (${ORDER_ARRIVES_WORKFLOW.id}): ${(e as Error).message.slice(0, 500)}`);
+			console.warn(`[dev] could not publish the trigger workflows: ${(e as Error).message.slice(0, 500)}`);
 		}
 	}
 

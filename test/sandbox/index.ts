@@ -2,6 +2,7 @@ import { SandboxControl } from './control';
 import { resolveOptions, type SandboxOptions } from './options';
 import { SandboxServer } from './server';
 import { SandboxState } from './state';
+import { StateFile } from './stateFile';
 
 export type { SandboxOptions } from './options';
 export { SandboxControl } from './control';
@@ -10,6 +11,8 @@ export interface SandboxHandle {
 	baseUrl: string;
 	demoApiKey: string;
 	control: SandboxControl;
+	/** true when the data was read from `stateFile` (a restart), false when freshly seeded */
+	restored: boolean;
 	close(): Promise<void>;
 }
 
@@ -21,13 +24,17 @@ export async function startSandbox(options?: SandboxOptions): Promise<SandboxHan
 	const baseUrl = await server.listen(resolved.port, resolved.host);
 	state.baseUrl = baseUrl;
 	state.engine.start();
+	const stateFile = resolved.stateFile ? new StateFile(resolved.stateFile, state) : undefined;
+	stateFile?.start();
 	return {
 		baseUrl,
 		demoApiKey: state.store.demoApiKey,
 		control: new SandboxControl(baseUrl),
+		restored: state.restored,
 		async close() {
 			await server.close();
 			await state.engine.stop();
+			stateFile?.stop();
 		},
 	};
 }

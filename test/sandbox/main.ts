@@ -1,7 +1,7 @@
 import { startSandbox } from './index';
 import type { SandboxOptions } from './options';
 
-/** CLI: `npm run sandbox -- [--port 4010] [--quota 120] [--window 60] [--allow-http-loopback]`. */
+/** CLI: `npm run sandbox -- [--port 4010] [--quota 120] [--window 60] [--allow-http-loopback] [--state-file <path>]`. */
 function parseArgs(argv: string[]): SandboxOptions {
 	const options: SandboxOptions = { port: Number(process.env.SANDBOX_PORT ?? 4010) };
 	for (let i = 0; i < argv.length; i++) {
@@ -18,6 +18,7 @@ function parseArgs(argv: string[]): SandboxOptions {
 		else if (arg === '--auth-fail-quota') options.authFailQuota = value();
 		else if (arg === '--allow-http-loopback') options.allowHttpLoopback = true;
 		else if (arg === '--seed') options.seed = value();
+		else if (arg === '--state-file') options.stateFile = argv[++i];
 		else throw new Error(`unknown option ${arg}`);
 	}
 	if (process.env.SANDBOX_ALLOW_HTTP_LOOPBACK === '1') options.allowHttpLoopback = true;

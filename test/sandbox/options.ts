@@ -22,6 +22,11 @@ export interface SandboxOptions {
 	maxBodyBytes?: number;
 	/** background delivery ticker period in real milliseconds */
 	tickMs?: number;
+	/**
+	 * JSON file that keeps the data (users, keys, orders, webhook endpoints with their secrets,
+	 * deliveries, the virtual clock) across restarts; '' (default): in memory only
+	 */
+	stateFile?: string;
 }
 
 export type ResolvedOptions = Required<SandboxOptions>;
@@ -39,5 +44,6 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
 		seed: options.seed ?? 20261120,
 		maxBodyBytes: options.maxBodyBytes ?? 1_048_576,
 		tickMs: options.tickMs ?? 100,
+		stateFile: options.stateFile ?? '',
 	};
 }

@@ -6,6 +6,15 @@ export class Prng {
 		this.state = seed >>> 0;
 	}
 
+	/** the generator's position, so a saved sandbox continues the same sequence */
+	get position(): number {
+		return this.state;
+	}
+
+	set position(value: number) {
+		this.state = value >>> 0;
+	}
+
 	next(): number {
 		this.state = (this.state + 0x6d2b79f5) >>> 0;
 		let t = this.state;

@@ -6,6 +6,7 @@ import type { ResolvedOptions } from './options';
 import { FixedWindowLimiter } from './rateLimit';
 import { RequestLog } from './requestLog';
 import { seedStore } from './seed';
+import { loadState } from './stateFile';
 import type { Store } from './store';
 
 /** Everything one sandbox instance holds; nothing lives at module level. */
@@ -21,12 +22,17 @@ export class SandboxState {
 	/** runtime settings changed through the control API */
 	settings = { timestampSkewSeconds: 0 };
 	baseUrl = '';
+	/** the data came from options.stateFile, not from the seed */
+	readonly restored: boolean;
 
 	constructor(readonly options: ResolvedOptions) {
 		this.limiter = new FixedWindowLimiter(options.quota, options.windowSeconds);
 		this.authFailLimiter = new FixedWindowLimiter(options.authFailQuota, options.authFailWindowSeconds);
 		this.idempotency = new IdempotencyStore(() => this.clock.now());
-		this.store = seedStore(options.seed, this.clock.now());
+		const saved = loadState(options.stateFile);
+		if (saved) this.clock.setAtLeast(saved.clockNow);
+		this.store = saved?.store ?? seedStore(options.seed, this.clock.now());
+		this.restored = saved !== undefined;
 		this.engine = new DeliveryEngine(this);
 	}
 

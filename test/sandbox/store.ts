@@ -16,6 +16,12 @@ import type {
 } from './model';
 import { Prng } from './prng';
 
+export type StoreSnapshot = Omit<Store, 'rng' | 'keys' | 'counters' | 'snapshot' | 'nextId' | 'user' | 'order' | 'endpoint' | 'permissionsOf'> & {
+	keys: Array<[string, ApiKeyRecord]>;
+	counters: Array<[string, number]>;
+	rngPosition: number;
+};
+
 /** All mutable data of one sandbox instance (replaced wholesale on reset). */
 export class Store {
 	users: User[] = [];
@@ -38,7 +44,7 @@ export class Store {
 
 	constructor(readonly rng: Prng) {}
 
-	private counters = new Map<string, number>();
+	counters = new Map<string, number>();
 
 	/** Next id of a kind; ids start at `start`. */
 	nextId(kind: string, start = 1): number {
@@ -57,6 +63,21 @@ export class Store {
 
 	endpoint(id: number): WebhookEndpoint | undefined {
 		return this.endpoints.find((e) => e.id === id);
+	}
+
+	/** Everything as plain JSON (for the state file of a sandbox that outlives its process). */
+	snapshot(): StoreSnapshot {
+		const { rng, keys, counters, ...data } = this;
+		return { ...data, keys: [...keys.entries()], counters: [...counters.entries()], rngPosition: rng.position };
+	}
+
+	static restore(snapshot: StoreSnapshot): Store {
+		const { keys, counters, rngPosition, ...data } = snapshot;
+		const store = Object.assign(new Store(new Prng(0)), data);
+		store.rng.position = rngPosition;
+		store.keys = new Map(keys);
+		store.counters = new Map(counters);
+		return store;
 	}
 
 	permissionsOf(key: ApiKeyRecord): Set<string> {
