@@ -7,8 +7,8 @@ import type {
 } from 'n8n-workflow';
 
 /**
- * API key of the Marketplace Management Service (spec part 5): sent as `Authorization: Bearer <key>`
- * by n8n itself through `authenticate`, never by hand-built headers.
+ * API key of the Marketplace Management Service: sent as `Authorization: Bearer <key>` by n8n itself
+ * through `authenticate`, never by hand-built headers.
  */
 export class MarketplaceApi implements ICredentialType {
 	name = 'marketplaceApi';
@@ -27,11 +27,11 @@ export class MarketplaceApi implements ICredentialType {
 			displayName: 'Base URL',
 			name: 'baseUrl',
 			type: 'string',
-			default: 'http://127.0.0.1:4010',
+			default: '',
 			required: true,
-			placeholder: 'https://api.example.com',
+			placeholder: 'https://marketplace.example.com',
 			description:
-				'The service root, without /v1. The default is the local sandbox started by `npm run dev`.',
+				'The root address of the Marketplace Management Service your account is on (https), without /v1. The API key below must belong to that service.',
 		},
 		{
 			displayName: 'API Key',
@@ -53,8 +53,8 @@ export class MarketplaceApi implements ICredentialType {
 		},
 	};
 
-	// Any valid key can list its own webhook endpoints: no permission is needed (spec 4.3, 5.7), so
-	// the test passes for every valid key and fails with 401 for a missing, unknown or revoked one.
+	// Listing one's own webhook endpoints needs no permission, so the test passes for every valid key
+	// and fails with 401 for a missing, unknown or revoked one.
 	test: ICredentialTestRequest = {
 		request: {
 			baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',
