@@ -13,6 +13,7 @@ import { join, relative, resolve } from 'node:path';
 
 import { startSandbox, type SandboxHandle } from '../sandbox';
 import { startN8n, type N8nHandle, type PublicApi, type StartN8nOptions } from '../e2e/n8n';
+import type { Json } from '../json';
 
 export const repoRoot = resolve(__dirname, '..', '..');
 export const PKG = 'n8n-nodes-marketplace-management';
@@ -238,13 +239,13 @@ export async function waitForExecutions(n8n: N8nHandle, workflowId: string, expe
 }
 
 /** Every execution of a workflow through the public API (paged, 250 at a time), optionally with data. */
-export async function allExecutions(api: PublicApi, workflowId: string, includeData = false): Promise<any[]> {
-	const all: any[] = [];
+export async function allExecutions(api: PublicApi, workflowId: string, includeData = false): Promise<Json[]> {
+	const all: Json[] = [];
 	let cursor: string | undefined;
 	do {
 		const q = new URLSearchParams({ workflowId, limit: '250', includeData: String(includeData) });
 		if (cursor) q.set('cursor', cursor);
-		const page = await api.request<{ data: any[]; nextCursor?: string | null }>('GET', `/executions?${q.toString()}`);
+		const page = await api.request<{ data: Json[]; nextCursor?: string | null }>('GET', `/executions?${q.toString()}`);
 		all.push(...page.data);
 		cursor = page.nextCursor ?? undefined;
 	} while (cursor);
@@ -252,7 +253,7 @@ export async function allExecutions(api: PublicApi, workflowId: string, includeD
 }
 
 /** The event id our trigger emitted in an execution (output of the node "Order Created"). */
-export function eventIdOf(execution: any): string | undefined {
+export function eventIdOf(execution: Json): string | undefined {
 	return execution?.data?.resultData?.runData?.['Order Created']?.[0]?.data?.main?.[0]?.[0]?.json?.id;
 }
 

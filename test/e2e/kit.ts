@@ -2,6 +2,7 @@
  * Small helpers of the end-to-end suite: waiting, reading executions, timing steps.
  */
 import type { ExecutionSummary, PublicApi } from './n8n';
+import type { Json } from '../json';
 
 export const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
 
@@ -22,7 +23,7 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>,
 }
 
 /** The JSON of the items a node output in an execution (first run, first output). */
-export function nodeOutput(execution: { data?: any }, nodeName: string, outputIndex = 0): any[] {
+export function nodeOutput(execution: { data?: Json }, nodeName: string, outputIndex = 0): Json[] {
 	const runs = execution.data?.resultData?.runData?.[nodeName];
 	if (!Array.isArray(runs) || runs.length === 0) return [];
 	const items = runs[0]?.data?.main?.[outputIndex] ?? [];

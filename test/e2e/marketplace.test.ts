@@ -19,6 +19,7 @@ import type { LoggedRequest } from '../sandbox/requestLog';
 import { DEMO_CREDENTIAL, ORDER_ARRIVES_WORKFLOW } from './dev';
 import { executionsOf, nodeOutput, sleep, Timings, waitFor } from './kit';
 import { startN8n, type N8nHandle, type PublicApi } from './n8n';
+import type { Json } from '../json';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const PKG = 'n8n-nodes-marketplace-management';
@@ -271,7 +272,7 @@ describe('Marketplace Polling Trigger, part 1', () => {
 		expect(startDate).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
 		// from now minus the default overlap of 10 minutes
 		expect(Math.abs(Date.now() - 10 * 60_000 - Date.parse(startDate))).toBeLessThan(30_000);
-		polling.staticDataAfterActivation = (await n8n.rest<any>('GET', `/workflows/${WF.polling}`)).staticData ?? null;
+		polling.staticDataAfterActivation = (await n8n.rest<Json>('GET', `/workflows/${WF.polling}`)).staticData ?? null;
 
 		for (const brandId of [4, 5]) polling.ordersAfterActivation.push((await sandbox.control.createOrder({ brandId })).order.id);
 		expect(await pollExecutions()).toEqual([]);
@@ -284,7 +285,7 @@ describe('action workflows, headless', () => {
 		const since = await lastSeq();
 		const run = await timings.time('CLI n8n execute (products Return All)', () => n8n.runWorkflowCli(WF.products));
 		expect(run.code).toBe(0);
-		const items = nodeOutput(run.output as any, 'All Products');
+		const items = nodeOutput(run.output as Json, 'All Products');
 		expect(items).toHaveLength(inScope);
 		expect(new Set(items.map((p) => p.id)).size).toBe(inScope);
 
@@ -551,7 +552,7 @@ describe('Marketplace Trigger in a real n8n', () => {
 				body: JSON.stringify(body),
 			});
 			expect(res.status).toBeLessThan(300);
-			return (await res.json()) as any;
+			return (await res.json()) as Json;
 		};
 		const preexisting = await serviceApi('POST', '/v1/webhook-endpoints', {
 			url: webhookUrl(BRAND_HEALTH_WEBHOOK_ID),
@@ -632,7 +633,7 @@ describe('Marketplace Polling Trigger, part 2', () => {
 		for (const o of reported) {
 			if (!created.has(o.id)) expect(Date.parse(all.find((x) => x.id === o.id)!.createdAt)).toBeGreaterThanOrEqual(polling.activatedAt - 60_000);
 		}
-		const staticData = (await n8n.rest<any>('GET', `/workflows/${WF.polling}`)).staticData ?? null;
+		const staticData = (await n8n.rest<Json>('GET', `/workflows/${WF.polling}`)).staticData ?? null;
 		console.log(
 			`[e2e] polling static data in n8n's database: after the activation poll ${JSON.stringify(polling.staticDataAfterActivation)?.slice(0, 300)}; after the first emitting poll ${JSON.stringify(staticData)?.slice(0, 300)}`,
 		);
@@ -641,7 +642,7 @@ describe('Marketplace Polling Trigger, part 2', () => {
 
 describe('Marketplace Polling Trigger, manual run', () => {
 	test('the editor\'s manual run ("fetch test event") outputs the newest order as a sample and leaves the active poll state alone', async () => {
-		const before = (await n8n.rest<any>('GET', `/workflows/${WF.polling}`)).staticData;
+		const before = (await n8n.rest<Json>('GET', `/workflows/${WF.polling}`)).staticData;
 		const ex = await n8n.runWorkflow(WF.polling, 'New Orders');
 		expect(ex.mode).toBe('manual');
 		expect(ex.status).toBe('success');
@@ -650,7 +651,7 @@ describe('Marketplace Polling Trigger, manual run', () => {
 		const sample = nodeOutput(ex, 'New Orders');
 		expect(sample).toHaveLength(1);
 		expect(sample[0]).toMatchObject({ id: newest.id, change: { kind: 'created' } });
-		expect((await n8n.rest<any>('GET', `/workflows/${WF.polling}`)).staticData).toEqual(before);
+		expect((await n8n.rest<Json>('GET', `/workflows/${WF.polling}`)).staticData).toEqual(before);
 	});
 });
 

@@ -4,6 +4,7 @@
  *
  * The n8n behaviour this relies on is checked by `test/e2e/smoke-runtime.ts`.
  */
+/* eslint-disable @typescript-eslint/no-explicit-any -- n8n's REST and public API answer untyped JSON (see test/json.ts) */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';

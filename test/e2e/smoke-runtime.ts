@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { strict as assert } from 'node:assert';
 
 import { startN8n, type N8nHandle } from './n8n';
+import type { Json } from '../json';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const PKG = 'n8n-nodes-runtime-smoke';
@@ -293,7 +294,7 @@ async function main() {
 		const credTypesRes = await h.fetch('/types/credentials.json');
 		const credTypesText = await credTypesRes.text();
 		console.log(`[smoke] GET /types/credentials.json -> ${credTypesRes.status}, has smokeApi: ${credTypesText.includes('"smokeApi"')}`);
-		const nodeInfo = await h.rest<any[]>('POST', '/node-types', { nodeInfos: [{ name: `${PKG}.smoke`, version: 1 }, { name: `${PKG}.smokeTrigger`, version: 1 }] });
+		const nodeInfo = await h.rest<Json[]>('POST', '/node-types', { nodeInfos: [{ name: `${PKG}.smoke`, version: 1 }, { name: `${PKG}.smokeTrigger`, version: 1 }] });
 		console.log(`[smoke] POST /rest/node-types -> ${nodeInfo.map((n) => n.name).join(', ')}`);
 		assert.equal(nodeInfo.length, 2);
 		assert.ok(typesText.includes(`${PKG}.smoke`) || typesText.includes(`"smoke"`), 'node type served in /types/nodes.json');

@@ -621,7 +621,7 @@ export async function createTriggerHarness(opts: TriggerHarnessOptions): Promise
 // Polling triggers
 // ---------------------------------------------------------------------------------------------
 
-export interface PollHarnessOptions extends TriggerBaseOptions {}
+export type PollHarnessOptions = TriggerBaseOptions;
 
 export class PollHarness extends TriggerBase {
 	/** Items each trigger-mode poll emitted (what would start a run). */

@@ -15,6 +15,7 @@ import { sleep, Timings, waitFor } from '../e2e/kit';
 import { freePort, startN8n, type N8nHandle, type PublicApi } from '../e2e/n8n';
 import { startSandbox, type SandboxHandle } from '../sandbox';
 import { startPostgres, startRedis, startRoundRobinProxy, type Service } from './services';
+import type { Json } from '../json';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const WORKFLOW_ID = 'queueModeTrigger1';
@@ -38,7 +39,7 @@ let productionUrl: string;
 const processorPorts: number[] = [];
 const urlAt = (i: number) => `http://127.0.0.1:${processorPorts[i]}/webhook/${WEBHOOK_ID}/webhook`;
 
-async function send(url: string, delivery: Delivery): Promise<{ status: number; body: any }> {
+async function send(url: string, delivery: Delivery): Promise<{ status: number; body: Json }> {
 	const res = await fetch(url, { method: 'POST', headers: delivery.headers, body: delivery.body });
 	const text = await res.text();
 	let body: unknown = text;

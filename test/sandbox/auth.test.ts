@@ -1,5 +1,6 @@
 import type { SandboxHandle } from './index';
 import { call, get, withSandbox } from './testkit';
+import type { Json } from '../json';
 
 let sb: SandboxHandle;
 beforeAll(async () => {
@@ -7,7 +8,7 @@ beforeAll(async () => {
 });
 afterAll(() => sb.close());
 
-function expectProblem(r: { status: number; headers: Headers; body: any }, status: number, slug: string) {
+function expectProblem(r: { status: number; headers: Headers; body: Json }, status: number, slug: string) {
 	expect(r.status).toBe(status);
 	expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
 	expect(r.body.type).toBe(`${sb.baseUrl}/errors/${slug}`);

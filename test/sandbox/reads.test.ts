@@ -1,5 +1,6 @@
 import type { SandboxHandle } from './index';
 import { get, withSandbox } from './testkit';
+import type { Json } from '../json';
 
 let sb: SandboxHandle;
 beforeAll(async () => {
@@ -7,9 +8,9 @@ beforeAll(async () => {
 });
 afterAll(() => sb.close());
 
-const pointers = (r: { body: any }) => r.body.errors?.map((e: { pointer: string }) => e.pointer);
+const pointers = (r: { body: Json }) => r.body.errors?.map((e: { pointer: string }) => e.pointer);
 
-function expectInvalid(r: { status: number; body: any }, pointer: string) {
+function expectInvalid(r: { status: number; body: Json }, pointer: string) {
 	expect(r.status).toBe(400);
 	expect(r.body.type).toBe(`${sb.baseUrl}/errors/invalid-request`);
 	expect(pointers(r)).toEqual([pointer]);

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type SandboxHandle, type SandboxOptions, startSandbox } from './index';
+import type { Json } from '../json';
 
 /** Helpers the sandbox's own tests share (not a test file). */
 
@@ -8,7 +9,7 @@ export interface CallResult {
 	status: number;
 	headers: Headers;
 	text: string;
-	body: any;
+	body: Json;
 }
 
 export interface CallOptions {

@@ -185,7 +185,7 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 });
 
 describe('storing accepted ids (settle.ts); the waits are injected', () => {
-	let wake: Array<() => void> = [];
+	const wake: Array<() => void> = [];
 	/** Ends the sync loop's current wait. */
 	const tick = async () => {
 		await eventually(() => wake.length > 0);
