@@ -1,35 +1,14 @@
-// n8n's own lint rule sets for community nodes, run by `npm run lint` with --max-warnings 0.
-// This mirrors the config n8n ships in @n8n/node-cli (what `n8n-node lint` runs and what the
-// community-package scanner expects): @n8n/eslint-plugin-community-nodes recommended, plus
-// eslint-plugin-n8n-nodes-base community/credentials/nodes rules, with the same five main-repo-only
-// rules switched off that node-cli switches off. No inline disables anywhere.
-import { n8nCommunityNodesPlugin } from '@n8n/eslint-plugin-community-nodes';
-import n8nNodesPlugin from 'eslint-plugin-n8n-nodes-base';
-import tsParser from '@typescript-eslint/parser';
+// `npm run lint` (--max-warnings 0). The package's sources and package.json get n8n's own community-node
+// config, imported from @n8n/node-cli (what `n8n-node lint` runs), so it follows n8n's releases instead
+// of drifting. The tests are not published and are not n8n nodes: they get typescript-eslint's
+// recommended rules only, the same blocks node-cli's config contains.
+import { config as n8nNodeConfig } from '@n8n/node-cli/eslint';
+
+const TS_RECOMMENDED = new Set(['typescript-eslint/base', 'typescript-eslint/eslint-recommended', 'typescript-eslint/recommended']);
+const isGlobalIgnore = (block) => Object.keys(block).every((key) => key === 'ignores' || key === 'name');
 
 export default [
-	{ ignores: ['dist/**', 'node_modules/**', '.ci/**', 'test/**', 'gulpfile.js'] },
-	n8nCommunityNodesPlugin.configs.recommended,
-	{ rules: { 'no-console': 'error' } },
-	{ plugins: { 'n8n-nodes-base': n8nNodesPlugin } },
-	{ files: ['package.json'], rules: { ...n8nNodesPlugin.configs.community.rules } },
-	{
-		files: ['**/credentials/**/*.ts'],
-		rules: {
-			...n8nNodesPlugin.configs.credentials.rules,
-			'n8n-nodes-base/cred-class-field-documentation-url-miscased': 'off',
-			'n8n-nodes-base/cred-class-field-type-options-password-missing': 'off',
-		},
-	},
-	{
-		files: ['**/nodes/**/*.ts'],
-		rules: {
-			...n8nNodesPlugin.configs.nodes.rules,
-			'n8n-nodes-base/node-class-description-inputs-wrong-regular-node': 'off',
-			'n8n-nodes-base/node-class-description-outputs-wrong': 'off',
-			'n8n-nodes-base/node-param-type-options-max-value-present': 'off',
-		},
-	},
-	{ files: ['**/*.json'], languageOptions: { parser: tsParser, parserOptions: { extraFileExtensions: ['.json'] } } },
-	{ files: ['**/*.ts'], languageOptions: { parser: tsParser, parserOptions: { sourceType: 'module' } } },
+	{ ignores: ['dist/**', 'tmp/**', '.ci/**', 'gulpfile.js'] },
+	...n8nNodeConfig.map((block) => (isGlobalIgnore(block) ? block : { ...block, ignores: [...(block.ignores ?? []), 'test/**'] })),
+	...n8nNodeConfig.filter((block) => TS_RECOMMENDED.has(block.name)).map((block) => ({ ...block, files: ['test/**/*.ts'] })),
 ];

@@ -1,8 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { EVENT_TYPE_OPTIONS, SUBSCRIBABLE_EVENT_TYPES } from '../../../shared/routes';
-import { toEnumList, toText, toWebhookUrl } from '../../../shared/validation';
-import { InputError } from '../../../shared/validation';
+import { InputError, toEnumList, toText, toWebhookUrl } from '../../../shared/validation';
 import { apiRequest, newIdempotencyKey } from '../../../shared/transport/request';
 import { readAll } from '../../../shared/transport/pagination';
 import { param } from '../readers';
