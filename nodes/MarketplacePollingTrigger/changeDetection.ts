@@ -13,7 +13,7 @@ import { InputError, toEnumList } from '../shared/validation';
 export const CHANGE_KINDS = ['created', 'statusChanged'] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
-/** The status every order starts in (spec 3.3: `Created` and `Packed` are seen in filters). */
+/** The status every order starts in (the service's order filters know `Created` and `Packed`). */
 export const INITIAL_ORDER_STATUS = 'Created';
 
 const MINUTE_MS = 60_000;

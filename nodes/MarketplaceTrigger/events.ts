@@ -1,5 +1,5 @@
 /**
- * Event types and the event envelope (spec 2.3, 6.1). Pure: no n8n imports.
+ * Event types and the event envelope the service delivers. Pure: no n8n imports.
  */
 import { createHash } from 'node:crypto';
 

@@ -1,6 +1,6 @@
 /**
  * webhookMethods.default of the Marketplace Trigger: register, find and remove the webhook endpoint
- * for this node's webhook URL (spec 2.1, 3.1, 4.3, 6.5). The node file calls these; each throws
+ * for this node's webhook URL. The node file calls these; each throws
  * NodeApiError / NodeOperationError with a message a workflow builder can act on.
  */
 import type { IDataObject, IHookFunctions, IWebhookFunctions, JsonObject } from 'n8n-workflow';
@@ -22,13 +22,13 @@ import {
 	type MissedWindow,
 } from './state';
 
-/** Spec 4.3: a user may own at most 10 endpoints. */
+/** The service lets a user own at most 10 webhook endpoints. */
 export const MAX_ENDPOINTS = 10;
 
 export const DEFAULT_ENDPOINT_DESCRIPTION = 'n8n Marketplace Trigger';
 
 /**
- * Lifecycle requests retry a little (spec 7.4) but not for long: n8n itself retries a failing
+ * Lifecycle requests retry a little but not for long: n8n itself retries a failing
  * checkExists/create up to 5 times and a failing delete 3 times.
  */
 export const LIFECYCLE_TRANSPORT: TransportSettings = {
@@ -189,7 +189,7 @@ function endpointListText(endpoints: RemoteEndpoint[]): string {
 }
 
 /**
- * Turns a refused create into a message that says what to do. The spec names no error type for
+ * Turns a refused create into a message that says what to do. The service names no error type for
  * the 10-endpoint limit, so the limit is detected by listing the endpoints after the refusal.
  */
 async function explainCreateRefusal(

@@ -15,7 +15,7 @@ import { DedupStore, type DedupState } from './dedup';
 import { isRecord } from '../shared/isRecord';
 import { parseSecret } from '../shared/webhookVerifier';
 
-/** Spec 6.5 / part 8: after a rotation the previous secret still signs for 24 hours. */
+/** After a rotation the service signs with the previous secret too, for 24 hours. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
 
 /**

@@ -7,7 +7,7 @@
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
-/** How list-valued query parameters are written (spec 4.5.4). */
+/** How list-valued query parameters are written: comma-separated or as repeated keys, per operation. */
 export type ListEncoding =
 	/** one key, values joined by commas: `brandIds=1,2` */
 	| 'comma'
@@ -27,7 +27,7 @@ export interface Route {
 	method: HttpMethod;
 	/** path under the service root, with `{name}` placeholders */
 	path: string;
-	/** permission the API key needs (spec part 5); undefined: any valid key */
+	/** permission the API key needs; undefined: any valid key */
 	permission?: string;
 	/** encoding of the list-valued query parameters named in `listParams` */
 	listEncoding?: ListEncoding;
@@ -192,10 +192,10 @@ export const EVENT_TYPE_OPTIONS = [...EVENT_TYPES]
 	.sort((a, b) => a.name.localeCompare(b.name))
 	.map(({ name, value, description }) => ({ name, value, description }));
 
-/** Order statuses seen in filters (spec 3.3); the sandbox also uses Cancelled and Returned. */
+/** Order statuses the service's filters know; the sandbox also uses Cancelled and Returned. */
 export const ORDER_STATUSES = ['Created', 'Packed', 'Cancelled', 'Returned'] as const;
 
-/** Purchase order statuses seen in filters (spec 3.3). */
+/** Purchase order statuses the service's filters know. */
 export const PURCHASE_ORDER_STATUSES = ['Confirmed', 'Closed'] as const;
 
 /** Fills `{name}` placeholders of a route path; values are URI-encoded. */

@@ -1,5 +1,5 @@
 /**
- * Standard Webhooks signature verification (spec 6.3, limits in part 8).
+ * Standard Webhooks signature verification, with the service's limits.
  *
  * Pure module: only `node:crypto`, no n8n imports, no other dependency, so the trigger node, the
  * sandbox and the tests share one implementation.
@@ -15,7 +15,7 @@ export const SECRET_PREFIX = 'whsec_';
 /** Standard Webhooks: a signing secret is 24 to 64 random bytes. */
 export const MIN_SECRET_BYTES = 24;
 export const MAX_SECRET_BYTES = 64;
-/** Spec part 8: timestamp tolerance 5 minutes. */
+/** The service's timestamp tolerance: 5 minutes. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 export const WEBHOOK_ID_HEADER = 'webhook-id';

@@ -2,7 +2,7 @@
  * The transport's errors, made and read in one place. request.ts throws NodeApiErrors built by
  * `nodeApiError` with the error object `{ status, type (slug), requestId, errors: [{ pointer,
  * detail }] }`, or `{ code, requestId }` for a network error; `readFailure` reads them back for
- * callers that branch on them. Branches on status and slug only (spec 7.1).
+ * callers that branch on them. Branches on status and slug only, never on message text.
  */
 import type { INode, JsonObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
@@ -54,7 +54,7 @@ export function readFailure(error: unknown): ApiFailure {
 }
 
 /**
- * Worth asking the sender to try again later (spec 7.4): 429, 5xx, `idempotency-in-progress`,
+ * Worth asking the sender to try again later: 429, 5xx, `idempotency-in-progress`,
  * or no answer at all. Everything else (400, 401, 403, 404, a bad credential URL) is permanent.
  */
 export function isTransient(failure: ApiFailure): boolean {

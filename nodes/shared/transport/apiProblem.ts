@@ -1,5 +1,5 @@
 /**
- * Reads the service's two error shapes (spec part 7) into one description. Pure: no n8n imports.
+ * Reads the service's two error shapes (problem+json and `{statusCode, message, path}`) into one description. Pure: no n8n imports.
  * - problem+json: `type` ({errors_url}/<slug>), `title`, `status`, `detail`, `requestId`, `errors[]`
  * - the other shape: `statusCode`, `message`, `path` (sometimes more fields)
  * Branches only on `type` / `status`; title and detail are only shown.
@@ -100,7 +100,7 @@ export function readProblem(status: number, body: unknown, requestIdHeader?: str
 	return problem;
 }
 
-/** Client-side advice per error type (spec 7.2), shown as the error's description. */
+/** Client-side advice per error type, shown as the error's description. */
 const ADVICE: Record<string, string> = {
 	'invalid-request': 'Fix the named fields; the request was not retried.',
 	unauthorized:

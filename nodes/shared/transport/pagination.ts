@@ -1,5 +1,5 @@
 /**
- * Reads of whole collections (spec 4.5): Return All walks page=1..totalPages with the largest page
+ * Reads of whole collections: Return All walks page=1..totalPages with the largest page
  * size the route allows and the same filters; Limit reads one page of that size. Reads without a
  * `pagination` object are returned whole. An empty page is not an error.
  */

@@ -1,5 +1,5 @@
 /**
- * Query-string encoders (spec 4.5.4): one per operation, chosen by the route table's
+ * Query-string encoders: one per operation, chosen by the route table's
  * `listEncoding`. Pure: no n8n imports. n8n's own `qs`/`arrayFormat` handling is never used,
  * so the bracket form (`brandIds[]=1`) can never reach the service.
  */

@@ -1,5 +1,5 @@
 /**
- * Rate-limit pacing from the `RateLimit` and `RateLimit-Policy` response headers (spec part 8),
+ * Rate-limit pacing from the `RateLimit` and `RateLimit-Policy` response headers,
  * read as RFC 8941 structured-field lists, e.g. `"default";r=50;t=30` and `"default";q=120;w=60`.
  * Pure: no n8n imports, no timers. Malformed headers are ignored (undefined), never trusted.
  */

@@ -4,7 +4,7 @@
  * - encoding: the route's own query encoder, never n8n's `qs` serialiser
  * - a fresh X-Request-Id per attempt (the service logs each attempt as its own request), named in every error
  * - pacing from RateLimit / RateLimit-Policy, shared by every request of the same credential
- * - retries (spec 7.4) with the write's Idempotency-Key kept across them; waits use n8n's `sleep`
+ * - retries with the write's Idempotency-Key kept across them; waits use n8n's `sleep`
  * - errors: both error shapes become NodeApiError; the API key never reaches a message
  */
 import { randomUUID } from 'node:crypto';
@@ -54,7 +54,7 @@ export interface ApiRequest {
 	/**
 	 * For a write whose effect may already have happened although no success answer came back (a
 	 * 5xx or 429 answer; the service releases the Idempotency-Key after a 5xx, so a retry would run
-	 * again): called before each retry, it looks for the effect (spec 7.4.4) and returns the body to
+	 * again): called before each retry, it looks for the effect and returns the body to
 	 * answer with instead of retrying, or undefined to retry.
 	 */
 	reconcile?: () => Promise<unknown>;
@@ -106,7 +106,7 @@ function pacerFor(ctx: TransportContext, baseUrl: string): Pacer {
 	return pacer;
 }
 
-/** A new opaque key for a write (spec 4.1: a unique string, for example a UUID). */
+/** A new opaque key for a write (the service asks for a unique string, for example a UUID). */
 export function newIdempotencyKey(): string {
 	return randomUUID();
 }
@@ -253,7 +253,7 @@ export async function apiRequest<T = unknown>(
 			);
 		}
 		if (wait > 0) await sleep(wait);
-		// Every attempt is its own request for the service (spec 4.1: on a replay, X-Request-Id
+		// Every attempt is its own request for the service (on a replay, its X-Request-Id
 		// describes the repeat), so each gets its own id; the Idempotency-Key ties them together.
 		const requestId = randomUUID();
 

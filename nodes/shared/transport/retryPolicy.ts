@@ -1,5 +1,5 @@
 /**
- * When to retry and how long to wait (spec 7.4, part 8). Pure: no n8n imports, no timers.
+ * When to retry and how long to wait, by the service's retry rules. Pure: no n8n imports, no timers.
  * Retried: 429, 5xx, 409 `idempotency-in-progress` and network errors. Every other 4xx is final.
  */
 
