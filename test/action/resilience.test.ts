@@ -78,7 +78,7 @@ describe.each([
 
 describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 	// The service releases the key after the fault, so the retry runs afresh and answers 409 for the
-	// order the first attempt packed. The node reads such orders back (spec 7.4.4) and reports the
+	// order the first attempt packed. The node reads such orders back and reports the
 	// ones that are Packed as packed, with a note; the order changed exactly once.
 	test('mark packed: retried with the same key, the order changed exactly once, reported packed', async () => {
 		const id = await newOrder();

@@ -121,7 +121,7 @@ export async function endpointFor(bench: Bench, url: string) {
 	return found;
 }
 
-// ---- Standard Webhooks signing (spec 6.3), the sandbox's own scheme ----
+// ---- Standard Webhooks signing, the sandbox's own scheme ----
 
 export interface Delivery {
 	id: string;

@@ -14,7 +14,7 @@
  *
  * Checked: every event ran exactly once (executions through the public API, by event id), and the
  * attempt times in the sandbox's attempt log (virtual clock) are +60 s and +300 s after the previous
- * attempt (spec 6.4: 1 m, 5 m, 30 m, 2 h, ...).
+ * attempt (the service's retry gaps: 1 m, 5 m, 30 m, 2 h, ...).
  *
  * Run: .ci/with-node24 npm run build && \
  *      .ci/with-node24 node -r ts-node/register/transpile-only test/bench/outage.ts [--orders 20]
@@ -153,7 +153,7 @@ async function main() {
 	row('events that ran exactly once', exactlyOnce, orders);
 	row('executions beyond one per event', extra, 0);
 	row('executions not successful', executions.filter((e) => e.status !== 'success').length, 0);
-	row('deliveries whose attempt gaps are the spec schedule (+60 s, +300 s)', onSchedule, orders);
+	row('deliveries whose attempt gaps are the service\'s schedule (+60 s, +300 s)', onSchedule, orders);
 	row('event delivered before the stop: executions after its redelivery post-restart', perId.get(before.event.id) ?? 0, 1);
 	lines.push('');
 	lines.push(`The redelivery after the restart was answered ${redeliveryStatus}. Accepted webhook-ids ("seen") in the workflow's static data as n8n stored it:`);

@@ -14,7 +14,7 @@
  * 4. Peak memory of Return All over 50,000 (and 10,000) products, in a child process started with
  *    --expose-gc so the figures are that run's own (the sandbox stays in this process).
  *
- * Scenarios 1 and 2 use the spec's quota (120 per 60 s); 4 uses a quota high enough (1,000,000) that
+ * Scenarios 1 and 2 use the service's quota (120 per 60 s); 4 uses a quota high enough (1,000,000) that
  * pacing never waits, so only memory is measured. Products are generated for brand 1 so that the
  * demo key's scope (brands 1-5, 320 seeded products) holds exactly N.
  */
@@ -107,7 +107,7 @@ async function scenarioReturnAll(n: number): Promise<string[]> {
 		return [
 			'## 1. Product > Get Many, Return All',
 			'',
-			'Sandbox quota 120 per 60 s (the spec\'s). Requests counted from the sandbox log (path /v1/products).',
+			'Sandbox quota 120 per 60 s (the service\'s). Requests counted from the sandbox log (path /v1/products).',
 			'',
 			'| products in scope | requests | expected ceil(N/100) | met | output items | distinct ids | 429s | wall time (s) |',
 			'|---:|---:|---:|:-:|---:|---:|---:|---:|',
@@ -149,7 +149,7 @@ async function scenarioMarkPacked(orders: number, batchSizes: number[]): Promise
 	return [
 		'## 2. Fulfillment > Mark Packed, one Created order id per input item',
 		'',
-		'Fresh sandbox per batch size, quota 120 per 60 s (the spec\'s): 143 requests (batch 7) exceed one window, so that run waits for the',
+		'Fresh sandbox per batch size, quota 120 per 60 s (the service\'s): 143 requests (batch 7) exceed one window, so that run waits for the',
 		'next window (the Pacer), which is its wall time. "orders packed" is read back from the sandbox state.',
 		'',
 		'| batch size | input items | requests | expected ceil(1000/batch) | met | largest batch sent | output items | failed items | orders packed | 429s | wall time (s) |',

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
-/** Private, reserved and special-purpose ranges a webhook may never target (spec 2.1, 3.2). */
+/** Private, reserved and special-purpose ranges a webhook may never target. */
 /** Separate lists: a BlockList applies IPv6 rules such as ::ffff:0:0/96 to IPv4 addresses too. */
 const blocked4 = new BlockList();
 const blocked6 = new BlockList();

@@ -3,7 +3,7 @@ import type { Store } from './store';
 
 export type AuthResult = { ok: true; key: ApiKeyRecord; user: User } | { ok: false; detail: string };
 
-/** `Authorization: Bearer <key>` against the store (spec 5.1-5.3). */
+/** `Authorization: Bearer <key>` against the store. */
 export function authenticate(store: Store, header: string | undefined): AuthResult {
 	if (!header) return { ok: false, detail: 'missing Authorization header' };
 	const match = /^Bearer ([^\s]+)$/.exec(header);

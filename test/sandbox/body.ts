@@ -1,6 +1,6 @@
 import { type FieldError, invalid } from './errors';
 
-/** A tiny schema for the JSON bodies the service validates (spec 4.1: exact fields, types, case). */
+/** A tiny schema for the JSON bodies the service validates (exact fields, types, case). */
 export type FieldSpec =
 	| { type: 'string'; required?: boolean; enum?: readonly string[]; minLength?: number; maxLength?: number }
 	| { type: 'boolean'; required?: boolean }

@@ -4,7 +4,7 @@ import type { Delivery, DeliveryAttempt, EventEnvelope, WebhookEndpoint } from '
 import { postOnce, signatureHeader, USER_AGENT } from './sender';
 import type { SandboxState } from './state';
 
-/** Waits after attempt 1..7 before the next one (spec 6.4), in seconds. */
+/** Waits after attempt 1..7 before the next one, in seconds. */
 export const RETRY_SCHEDULE_SECONDS = [60, 300, 1800, 7200, 18_000, 36_000, 86_400];
 export const MAX_ATTEMPTS = RETRY_SCHEDULE_SECONDS.length + 1;
 export const DISABLE_AFTER_MS = 5 * 24 * 3_600_000;
@@ -221,7 +221,7 @@ export class DeliveryEngine {
 		delivery.updatedAt = Math.max(delivery.updatedAt, this.state.clock.now());
 	}
 
-	/** The current secret, plus the previous one during the 24 h after a rotation (spec 6.5). */
+	/** The current secret, plus the previous one during the 24 h after a rotation. */
 	private secretsOf(endpoint: WebhookEndpoint, at: number): string[] {
 		const overlap = endpoint.previousSecret && endpoint.previousSecretUntil !== null && at < endpoint.previousSecretUntil;
 		return overlap ? [endpoint.secret, endpoint.previousSecret as string] : [endpoint.secret];

@@ -1,4 +1,4 @@
-/** The service's error types (spec part 7) and the two body shapes they are written in. */
+/** The service's error types and the two body shapes they are written in. */
 
 export type ProblemSlug =
 	| 'invalid-request'
@@ -48,7 +48,7 @@ export class ApiError extends Error {
 }
 
 /**
- * A validation failure answered in the other shape of spec 7.3
+ * A validation failure answered in the service's other error shape
  * (`{statusCode, message, path, error, errors}` as application/json).
  */
 export class PlainValidationError extends Error {

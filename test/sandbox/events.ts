@@ -8,7 +8,7 @@ export function newEnvelope(type: string, data: Record<string, unknown>, created
 }
 
 /**
- * Endpoints an event goes to, decided when it happens (spec 6.1): Enabled, subscribed to the
+ * Endpoints an event goes to, decided when it happens: Enabled, subscribed to the
  * type, and owned by a user holding the read permission with the event's brand in scope.
  */
 export function recipientsFor(store: Store, event: EventEnvelope): WebhookEndpoint[] {

@@ -17,7 +17,7 @@ export type Claim =
 
 export const IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000;
 
-/** Idempotency-Key bookkeeping (spec 4.1), per API key, retention on the virtual clock. */
+/** Idempotency-Key bookkeeping, per API key, retention on the virtual clock. */
 export class IdempotencyStore {
 	private entries = new Map<string, Entry>();
 

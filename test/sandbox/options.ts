@@ -4,17 +4,17 @@ export interface SandboxOptions {
 	port?: number;
 	/** interface to listen on (default 127.0.0.1) */
 	host?: string;
-	/** requests per window per API key (spec part 8: 120) */
+	/** requests per window per API key (the service's: 120) */
 	quota?: number;
-	/** length of the fixed rate-limit window in seconds (spec: 60) */
+	/** length of the fixed rate-limit window in seconds (the service's: 60) */
 	windowSeconds?: number;
-	/** failed-authentication requests per window per client IP (spec: 60) */
+	/** failed-authentication requests per window per client IP (the service's: 60) */
 	authFailQuota?: number;
 	/** window of the failed-authentication limit in seconds (default: 60) */
 	authFailWindowSeconds?: number;
 	/** accept and deliver to http/https loopback URLs (local use only; off by default) */
 	allowHttpLoopback?: boolean;
-	/** how long a receiver may take to answer a delivery (spec: 10 s) */
+	/** how long a receiver may take to answer a delivery (the service's limit: 10 s) */
 	deliveryTimeoutMs?: number;
 	/** seed of the demo data PRNG */
 	seed?: number;

@@ -11,7 +11,7 @@ export const ALL_PERMISSIONS = [
 	'saleChannelAuth.write',
 ] as const;
 
-/** Read permission the owner of an endpoint needs to receive an event of a type (spec 6.1). */
+/** Read permission the owner of an endpoint needs to receive an event of a type. */
 export function permissionForEvent(type: string): string | undefined {
 	if (type.startsWith('order.')) return 'orders.read';
 	if (type.startsWith('brand_health.')) return 'brand-health.read';

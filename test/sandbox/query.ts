@@ -69,7 +69,7 @@ export class Query {
 		return Number(value);
 	}
 
-	/** page and limit of a paginated read (spec 4.5); limit undefined when omitted and there is no default */
+	/** page and limit of a paginated read; limit undefined when omitted and there is no default */
 	page(p: Pagination): { page: number; limit: number | undefined } {
 		const page = this.positiveInt('page') ?? 1;
 		const raw = this.scalar('limit');

@@ -1,4 +1,4 @@
-/** Fixed-window counters on real time (spec part 8). */
+/** Fixed-window counters on real time, as the service counts. */
 export interface WindowState {
 	allowed: boolean;
 	remaining: number;

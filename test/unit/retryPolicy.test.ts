@@ -7,7 +7,7 @@ import {
 
 const settings = { maxAttempts: 5, baseDelayMs: 1000, maxDelayMs: 120_000 };
 
-describe('isRetryable (spec 7.4)', () => {
+describe('isRetryable', () => {
 	it.each([429, 500, 502, 503])('retries status %i', (status) => {
 		expect(isRetryable({ kind: 'response', status })).toBe(true);
 	});

@@ -19,8 +19,8 @@ const CONNECT_SCHEMA: BodySchema = {
 };
 
 /**
- * Connect sale channel (spec 4.2). Its validation failures use the other error shape
- * (`{statusCode, message, path}`, spec 7.3); scope failures are problems like everywhere else.
+ * Connect sale channel. Its validation failures use the other error shape
+ * (`{statusCode, message, path}`); scope failures are problems like everywhere else.
  */
 export function connectSaleChannel({ state, user, params, rawBody, query }: ApiContext) {
 	const asPlain = (fn: () => void) => {

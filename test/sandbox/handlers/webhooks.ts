@@ -25,7 +25,7 @@ const UPDATE_SCHEMA: BodySchema = {
 	status: { type: 'string', enum: ['Enabled', 'Disabled'] },
 };
 
-/** `whsec_` + base64 of 32 random bytes (the spec allows 24-64). */
+/** `whsec_` + base64 of 32 random bytes (the service allows 24-64). */
 export function newSecret(): string {
 	return `whsec_${randomBytes(32).toString('base64')}`;
 }
