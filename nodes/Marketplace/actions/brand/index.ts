@@ -19,7 +19,7 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get Many',
 				value: 'getAll',
-				action: 'Get many brands',
+				action: 'Get many brands your API key can access',
 				description: 'Discover the brands your API key can access',
 			},
 		],

@@ -19,7 +19,7 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get',
 				value: 'get',
-				action: 'Get brand health',
+				action: 'Get the health bands and scores of a brand',
 				description: 'Get the health dimensions and bands of a brand',
 			},
 		],

@@ -19,7 +19,7 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Mark Orders Packed',
 				value: 'markPacked',
-				action: 'Mark orders packed',
+				action: 'Mark orders packed by order ID',
 				description: 'Mark the orders of the input items as packed, in batches',
 			},
 		],

@@ -19,7 +19,7 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get Many',
 				value: 'getAll',
-				action: 'Get many inventory forecasts',
+				action: 'Get many inventory forecasts of given brands',
 				description: 'Get inventory forecasts',
 			},
 		],

@@ -21,13 +21,13 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get',
 				value: 'get',
-				action: 'Get an order',
+				action: 'Get an order by ID',
 				description: 'Get one order by ID',
 			},
 			{
 				name: 'Get Many',
 				value: 'getAll',
-				action: 'Get many orders',
+				action: 'Get many orders of given brands and statuses since a date',
 				description: 'Get orders by status, brand, fulfillment model and start date',
 			},
 		],

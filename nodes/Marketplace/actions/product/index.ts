@@ -19,7 +19,7 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get Many',
 				value: 'getAll',
-				action: 'Get many products',
+				action: 'Get many products of given brands',
 				description: 'Get products',
 			},
 		],

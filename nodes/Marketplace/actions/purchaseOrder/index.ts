@@ -21,13 +21,13 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Export',
 				value: 'export',
-				action: 'Export purchase orders',
+				action: 'Export all purchase orders of given sale channels and statuses',
 				description: 'Export every matching vendor purchase order at once',
 			},
 			{
 				name: 'Get Many',
 				value: 'getAll',
-				action: 'Get many purchase orders',
+				action: 'Get many purchase orders of given sale channels and statuses',
 				description: 'Get vendor purchase orders page by page',
 			},
 		],

@@ -19,7 +19,7 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get Many',
 				value: 'getAll',
-				action: 'Get many returns',
+				action: 'Get many returns of given statuses and brands',
 				description: 'Get returns',
 			},
 		],

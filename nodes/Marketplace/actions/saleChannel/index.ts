@@ -19,7 +19,7 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Connect',
 				value: 'connect',
-				action: 'Connect a sale channel',
+				action: 'Connect a brand to a sale channel',
 				description: 'Connect a brand to a marketplace',
 			},
 		],
