@@ -132,6 +132,9 @@ describe('the Marketplace node as an AI Agent tool (example workflow order-assis
 		const byName = Object.fromEntries(tools.map((t) => [t.function.name, t.function]));
 		expect(Object.keys(byName).sort()).toEqual(['Get_Order', 'List_Orders', 'Mark_Orders_Packed']);
 		expect(Object.keys(byName.List_Orders.parameters.properties).sort()).toEqual(['brandIds', 'startDate']);
+		expect(byName.List_Orders.parameters.properties.brandIds).toEqual({ type: 'string', description: 'Comma-separated brand IDs, e.g. 2 or 1,3' });
+		// n8n 2.41.1 makes every $fromAI() argument required.
+		expect(byName.List_Orders.parameters.required.sort()).toEqual(['brandIds', 'startDate']);
 		expect(byName.Mark_Orders_Packed.parameters.properties.orderIds).toMatchObject({ type: 'string' });
 		expect(byName.Get_Order.parameters.properties.orderId).toMatchObject({ type: 'number' });
 		// n8n's automatic tool description: the operation's `action` + " in " + the node's default name.
