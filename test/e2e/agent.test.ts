@@ -204,6 +204,22 @@ describe('the Marketplace node as an AI Agent tool (example workflow order-assis
 		console.log(`[e2e agent] mark packed: Idempotency-Key ${writes[0].headers['idempotency-key']}`);
 	});
 
+	test('a 500 inside a tool call is retried with the same Idempotency-Key and body; the model gets the success', async () => {
+		const order = ((await sandbox.control.createOrder({ brandId: 2 })) as Json).order;
+		await sandbox.control.injectFault({ route: 'markOrdersPacked', mode: '500', count: 1 });
+		const since = (await sandbox.control.requests()).length;
+		const reply = await chat(`mark order ${order.id} packed`);
+		expect(reply.status).toBe(200);
+
+		const writes = (await sandbox.control.requests()).slice(since).filter((r: Json) => r.route === 'markOrdersPacked');
+		expect(writes.map((w) => w.status)).toEqual([500, 200]);
+		expect(writes[1].headers['idempotency-key']).toBe(writes[0].headers['idempotency-key']);
+		expect(writes[1].body).toBe(writes[0].body);
+		expect(JSON.parse(textOf(toolMessagesSince(reply.requestsBefore)[0].content))).toEqual([
+			expect.objectContaining({ orderId: order.id, success: true, status: 'Packed', attempts: 1 }),
+		]);
+	});
+
 	test('bad arguments ("mark order seven packed") come back to the model as a clear error; the run does not crash and nothing is sent', async () => {
 		const since = (await sandbox.control.requests()).length;
 		const reply = await chat('mark order seven packed');
