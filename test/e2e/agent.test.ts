@@ -59,13 +59,22 @@ function decide(body: Json): ModelTurn {
 	}
 	const show = /show order (\d+)/i.exec(said);
 	if (show) return { toolCalls: [{ name: toolNamed('Get_Order'), args: { orderId: Number(show[1]) } }] };
+	if (/mark the first of them packed/i.test(said)) {
+		// Only the conversation so far can say which orders "them" are: the memory must have kept it.
+		const earlier = messages.filter((m) => m.role === 'assistant').map((m) => textOf(m.content));
+		const firstId = /"id":(\d+)/.exec(earlier[earlier.length - 1] ?? '')?.[1];
+		if (!firstId) throw new Error('no earlier answer listing orders in the conversation');
+		return { toolCalls: [{ name: toolNamed('Mark_Orders_Packed'), args: { orderIds: firstId } }] };
+	}
 	const pack = /mark order (\S+) packed/i.exec(said);
 	if (pack) return { toolCalls: [{ name: toolNamed('Mark_Orders_Packed'), args: { orderIds: pack[1] } }] };
 	return { text: 'I can list orders and mark them packed.' };
 }
 
-/** One chat message through the published Chat Trigger, as the chat widget sends it. */
-async function chat(chatInput: string, sessionId = 'e2e-session'): Promise<{ status: number; body: Json; requestsBefore: number }> {
+let sessions = 0;
+
+/** One chat message through the published Chat Trigger, as the chat widget sends it (a new session unless given). */
+async function chat(chatInput: string, sessionId = `e2e-session-${++sessions}`): Promise<{ status: number; body: Json; requestsBefore: number }> {
 	const requestsBefore = model.requests.length;
 	const res = await fetch(`${n8n.baseUrl}/webhook/${CHAT_WEBHOOK_ID}/chat`, {
 		method: 'POST',
@@ -258,6 +267,25 @@ describe('the Marketplace node as an AI Agent tool (example workflow order-assis
 		const [result] = JSON.parse(textOf(toolMessagesSince(reply.requestsBefore)[0].content)) as Json[];
 		expect(result).toMatchObject({ orderId: order.id, success: false, error: { type: expect.stringMatching(/conflict$/) } });
 		console.log(`[e2e agent] already packed, the model received: ${JSON.stringify(result)}`);
+	});
+
+	test('a conversation: "list today\'s orders of brand 2", then "mark the first of them packed" (Simple Memory keeps the first answer)', async () => {
+		const order = ((await sandbox.control.createOrder({ brandId: 2 })) as Json).order;
+		await chat("list today's orders of brand 2", 'e2e-conversation');
+		const since = (await sandbox.control.requests()).length;
+		const reply = await chat('mark the first of them packed', 'e2e-conversation');
+		expect(reply.status).toBe(200);
+
+		// n8n 2.41.1's memory keeps the first turn whole: question, tool call, tool answer, final answer.
+		const sent = model.requests[reply.requestsBefore].body.messages as Json[];
+		expect(sent.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user']);
+		const writes = (await sandbox.control.requests()).slice(since).filter((r: Json) => r.route === 'markOrdersPacked');
+		expect(writes).toHaveLength(1);
+		const firstListed = Number(/"id":(\d+)/.exec(textOf(sent[4].content))?.[1]);
+		expect(JSON.parse(writes[0].body)).toEqual({ orderIds: [firstListed] });
+		expect(writes[0].headers['idempotency-key']).toMatch(/\S{8,}/);
+		expect((await sandbox.control.state<{ id: number; status: string }>('orders')).find((o) => o.id === firstListed)?.status).toBe('Packed');
+		console.log(`[e2e agent] conversation: first listed order ${firstListed} (newest created ${order.id}) marked packed`);
 	});
 
 	test('the Marketplace API key never reaches the model', () => {
