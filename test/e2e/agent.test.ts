@@ -14,7 +14,7 @@ import { startSandbox, type SandboxHandle } from '../sandbox';
 import type { Json } from '../json';
 import { DEMO_CREDENTIAL } from './dev';
 import { startFakeChatModel, type FakeChatModel, type ModelTurn } from './fakeChatModel';
-import { executionsOf, Timings } from './kit';
+import { executionsOf, Timings, waitFor } from './kit';
 import { startN8n, type N8nHandle, type PublicApi } from './n8n';
 
 const repoRoot = resolve(__dirname, '..', '..');
@@ -72,10 +72,12 @@ function decide(body: Json): ModelTurn {
 }
 
 let sessions = 0;
+let chats = 0;
 
 /** One chat message through the published Chat Trigger, as the chat widget sends it (a new session unless given). */
 async function chat(chatInput: string, sessionId = `e2e-session-${++sessions}`): Promise<{ status: number; body: Json; requestsBefore: number }> {
 	const requestsBefore = model.requests.length;
+	chats++;
 	const res = await fetch(`${n8n.baseUrl}/webhook/${CHAT_WEBHOOK_ID}/chat`, {
 		method: 'POST',
 		headers: { 'content-type': 'application/json' },
@@ -96,10 +98,12 @@ const toolMessagesSince = (index: number): Json[] =>
 		.flatMap((r) => (r.body.messages ?? []).filter((m: Json) => m.role === 'tool'))
 		.filter((m, i, all) => all.findIndex((o) => o.tool_call_id === m.tool_call_id) === i);
 
-const latestExecution = async () => {
-	const list = await executionsOf(api, WORKFLOW_ID);
-	return list[list.length - 1];
-};
+/** The execution of the last chat message (n8n may answer the chat before it has saved the run). */
+const latestExecution = async () =>
+	await waitFor('the execution of every chat message', async () => {
+		const list = await executionsOf(api, WORKFLOW_ID);
+		return list.length >= chats ? list[list.length - 1] : undefined;
+	});
 
 beforeAll(async () => {
 	sandbox = await timings.time('sandbox start', () => startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true }));
