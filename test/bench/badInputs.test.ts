@@ -162,17 +162,17 @@ const REQUIRED: Case[] = [
 
 /**
  * Inputs the node does NOT stop today (defects reported to the owner of nodes/**, or values whose
- * allowed set the spec does not give). Not asserted: each run's outcome is recorded as observed, so
+ * allowed set the service's documentation does not give). Not asserted: each run's outcome is recorded as observed, so
  * the table shows when one becomes caught.
  */
 const GAPS: Array<Case & { note: string }> = [
 	{
 		...each('order.getAll', 'Filters > Fulfillment Model', ['merchant'], (v) => ({ filters: { fulfillmentModel: v } }))[0],
-		note: 'by design: the spec does not give the allowed values; the service\'s 400 names the field',
+		note: 'by design: the service's documentation does not give the allowed values; the service\'s 400 names the field',
 	},
 	{
 		...each('return.getAll', 'Filters > Statuses', ['requested'], (v) => ({ limit: 5, filters: { statuses: v } }))[0],
-		note: 'by design: return statuses are not in the spec; the service\'s 400 names the field',
+		note: 'by design: the service's documentation does not list return statuses; the service\'s 400 names the field',
 	},
 	{
 		...each('brandHealth.get', 'Filters > Categories', [['Nope']], (v) => ({ brandId: '2', filters: { categories: v } }))[0],
