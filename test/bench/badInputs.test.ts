@@ -168,11 +168,11 @@ const REQUIRED: Case[] = [
 const GAPS: Array<Case & { note: string }> = [
 	{
 		...each('order.getAll', 'Filters > Fulfillment Model', ['merchant'], (v) => ({ filters: { fulfillmentModel: v } }))[0],
-		note: 'by design: the service's documentation does not give the allowed values; the service\'s 400 names the field',
+		note: 'by design: the service\'s documentation does not give the allowed values; the service\'s 400 names the field',
 	},
 	{
 		...each('return.getAll', 'Filters > Statuses', ['requested'], (v) => ({ limit: 5, filters: { statuses: v } }))[0],
-		note: 'by design: the service's documentation does not list return statuses; the service\'s 400 names the field',
+		note: 'by design: the service\'s documentation does not list return statuses; the service\'s 400 names the field',
 	},
 	{
 		...each('brandHealth.get', 'Filters > Categories', [['Nope']], (v) => ({ brandId: '2', filters: { categories: v } }))[0],
