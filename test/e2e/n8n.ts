@@ -6,6 +6,7 @@
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- n8n's REST and public API answer untyped JSON (see test/json.ts) */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,8 +14,11 @@ import { join, resolve } from 'node:path';
 
 const repoRoot = resolve(__dirname, '..', '..');
 
-/** The n8n install made by `.ci/n8n-install`. */
-export const defaultN8nDir = join(repoRoot, '.ci', 'n8n');
+/**
+ * The n8n install made by `.ci/n8n-install` (2.41.1), or the folder E2E_N8N_DIR names, e.g.
+ * `.ci/n8n-oldest` (the oldest n8n the package supports, `.ci/n8n-install .ci/n8n-oldest`).
+ */
+export const defaultN8nDir = process.env.E2E_N8N_DIR ? resolve(process.env.E2E_N8N_DIR) : join(repoRoot, '.ci', 'n8n');
 /** Node 24 from `.ci/with-node24` (n8n 2.41 needs Node >= 24). */
 export const defaultNodeBin = join(repoRoot, '.ci', 'node', 'node_modules', 'node', 'bin', 'node');
 
@@ -315,7 +319,8 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		N8N_DYNAMIC_BANNERS_ENABLED: 'false',
 		N8N_SECURE_COOKIE: 'false',
 		N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
-		N8N_DISABLED_MODULES: 'mcp-registry',
+		// Older n8n (2.0) refuses to start when this names a module it does not have.
+		N8N_DISABLED_MODULES: existsSync(join(n8nDir, 'node_modules', 'n8n', 'dist', 'modules', 'mcp-registry')) ? 'mcp-registry' : '',
 		// Explicit, as 2.41.1's deprecation notice asks: community packages need not be verified ones.
 		N8N_UNVERIFIED_PACKAGES_ENABLED: 'true',
 		N8N_RUNNERS_BROKER_PORT: String(brokerPort),
@@ -327,6 +332,9 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	Object.assign(env, opts.env ?? {});
 
 	const packageName = packageNameOf(opts.packageRoot);
+	/** n8n 2.0 (the oldest line the suite runs on): its REST API differs where noted below. */
+	const n8nVersion = (JSON.parse(readFileSync(join(n8nDir, 'node_modules', 'n8n', 'package.json'), 'utf8')) as { version: string }).version;
+	const n8n20 = n8nVersion.startsWith('2.0.');
 	let child: ChildProcess | undefined;
 	let output = '';
 	let lastStartAt = 0;
@@ -555,13 +563,59 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 				rmSync(dir, { recursive: true, force: true });
 			}
 		},
-		importWorkflows: async (dir) => mustSucceed('n8n import:workflow', await cli(['import:workflow', '--separate', `--input=${resolve(dir)}`])),
-		createWorkflow: async (workflow) => await rest('POST', '/workflows', workflow),
+		importWorkflows: async (dir) => {
+			// n8n 2.0 stores a file's versionId as it is (NOT NULL, so one without fails); 2.41.1 sets a new one anyway.
+			const copy = mkdtempSync(join(tmpdir(), 'n8n-import-'));
+			try {
+				for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
+					const workflow = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { versionId?: string };
+					writeFileSync(join(copy, file), JSON.stringify({ ...workflow, versionId: workflow.versionId ?? randomUUID() }));
+				}
+				const imported = mustSucceed('n8n import:workflow', await cli(['import:workflow', '--separate', `--input=${copy}`]));
+				if (n8n20 && cookie) {
+					// n8n 2.0 activates only a version in the workflow history, which its import does not
+					// write; a save that changes the nodes does (here: the first node moved by 1 px).
+					for (const file of readdirSync(copy)) {
+						const { id } = JSON.parse(readFileSync(join(copy, file), 'utf8')) as { id?: string };
+						if (!id) continue;
+						const stored = await rest<any>('GET', `/workflows/${id}`);
+						const nodes = stored.nodes.map((n: any, i: number) => (i === 0 ? { ...n, position: [n.position[0], n.position[1] + 1] } : n));
+						await rest('PATCH', `/workflows/${id}`, { versionId: stored.versionId, nodes });
+					}
+				}
+				return imported;
+			} finally {
+				rmSync(copy, { recursive: true, force: true });
+			}
+		},
+		createWorkflow: async (workflow) => {
+			// n8n 2.0's POST /rest/workflows gives a new id: its CLI import keeps the one the test chose.
+			if (n8n20 && typeof workflow.id === 'string') {
+				const dir = mkdtempSync(join(tmpdir(), 'n8n-wf-'));
+				try {
+					writeFileSync(join(dir, 'workflow.json'), JSON.stringify({ active: false, ...workflow }));
+					await handle.importWorkflows(dir);
+				} finally {
+					rmSync(dir, { recursive: true, force: true });
+				}
+				return await rest('GET', `/workflows/${workflow.id}`);
+			}
+			// n8n 2.0 wants `active` in the body (NOT NULL); 2.41.1 accepts it.
+			return await rest('POST', '/workflows', { active: false, ...workflow });
+		},
 		waitForActivation: async (workflowId, timeoutMs = 60_000) => {
 			const deadline = Date.now() + timeoutMs;
 			let last: any;
 			while (Date.now() < deadline) {
-				last = await rest('GET', `/workflows/${workflowId}/publication-status`);
+				try {
+					last = await rest('GET', `/workflows/${workflowId}/publication-status`);
+				} catch (e) {
+					// n8n before the publication service (2.0) activates synchronously: active is the answer.
+					if (!/-> 404/.test(String(e))) throw e;
+					last = await rest('GET', `/workflows/${workflowId}`);
+					if (last?.active) return last;
+					throw new Error(`workflow ${workflowId} is not active after its activation: ${JSON.stringify(last).slice(0, 500)}`);
+				}
 				if (publicationDone(last)) return last;
 				await sleep(200);
 			}
@@ -580,6 +634,8 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 			// 2.41.1's ManualRunDto: a full run names the trigger to start from; n8n runs the stored workflow.
 			const started = await rest<{ executionId?: string; waitingForWebhook?: boolean }>('POST', `/workflows/${workflowId}/run`, {
 				triggerToStartFrom: { name: startNode ?? pickStartNode(workflow) },
+				// n8n 2.0 runs the workflow the editor sends, not the stored one.
+				...(n8n20 ? { workflowData: workflow } : {}),
 			});
 			if (!started.executionId) throw new Error(`manual run of ${workflowId} started no execution: ${JSON.stringify(started)}`);
 			const deadline = Date.now() + timeoutMs;
