@@ -1,0 +1,332 @@
+/**
+ * The package in n8n's editor, in a real browser: headless Chromium (`.ci/browser-install`) driven by
+ * playwright-core against the real n8n 2.41.1 of the end-to-end suite (test/e2e/n8n.ts), with the
+ * sandbox service on loopback. Signs in through the form, opens the example workflows, every
+ * resource and operation of the Marketplace node, both triggers, the credential dialog and the node
+ * creator. Any page error, console error not on the noise list (browser.ts), icon that does not load,
+ * or parameter panel that does not render fails it. Screenshots go to tmp/browser/.
+ *
+ *   .ci/browser-install && .ci/with-node24 npm run build && .ci/with-node24 npx jest -c test/browser/jest.config.js
+ */
+/* eslint-disable @typescript-eslint/no-explicit-any -- n8n's REST API answers untyped JSON */
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+import type { Locator, Page } from 'playwright-core';
+
+import { startSandbox, type SandboxHandle } from '../sandbox';
+import { DEMO_CREDENTIAL } from '../e2e/dev';
+import { Timings, waitFor } from '../e2e/kit';
+import { OWNER, startN8n, type N8nHandle } from '../e2e/n8n';
+import { loadedImages, openBrowser, type BrowserSession } from './browser';
+import { visibleProperties, type Property } from './parameters';
+
+const repoRoot = resolve(__dirname, '..', '..');
+const shotsDir = join(repoRoot, 'tmp', 'browser');
+const examplesDir = join(repoRoot, 'test', 'e2e', 'workflows');
+const PKG = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { name: string }).name;
+/** n8n names a community package's types `<package>.<node name>`. */
+const typeOf = (nodeName: string) => `${PKG}.${nodeName}`;
+const TYPES = { action: typeOf('marketplace'), trigger: typeOf('marketplaceTrigger'), polling: typeOf('marketplacePollingTrigger') };
+const { id: credentialId, name: credentialName } = DEMO_CREDENTIAL;
+const CRED_REF = { marketplaceApi: { id: credentialId, name: credentialName } };
+/** The suite's own workflow: the polling trigger feeding a Marketplace node as the node creator adds it (version 2). */
+const OPERATIONS_WORKFLOW = {
+	id: 'brwOperations001',
+	name: 'browser: every operation',
+	nodes: [
+		{ id: 'brw-poll', name: 'Orders Polled', type: TYPES.polling, typeVersion: 1, position: [0, 0], parameters: {}, credentials: CRED_REF },
+		{ id: 'brw-action', name: 'Marketplace', type: TYPES.action, typeVersion: 2, position: [260, 0], parameters: {}, credentials: CRED_REF },
+	],
+	connections: { 'Orders Polled': { main: [[{ node: 'Marketplace', type: 'main', index: 0 }]] } },
+	settings: { executionOrder: 'v1' },
+};
+const ORDER_ARRIVES = { file: 'order-arrives.json', trigger: 'Order Created', webhookId: '3d7c1a52-8e4b-4f0a-9c61-5a2e7b9d0a11' };
+const BAD_KEY = 'mk_unknown_browser_key_0001';
+
+const timings = new Timings();
+const suiteStarted = Date.now();
+let sandbox: SandboxHandle;
+let n8n: N8nHandle;
+let browser: BrowserSession;
+let page: Page;
+/** Node type descriptions as the editor gets them (POST /rest/node-types). */
+const described = new Map<string, { properties: Property[] }>();
+const examples = readdirSync(examplesDir).filter((f) => f.endsWith('.json'));
+const readExample = (file: string) => JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as { id: string; nodes: Array<{ name: string; type: string; typeVersion: number }> };
+
+const shot = async (target: Page | Locator, name: string) => await target.screenshot({ path: join(shotsDir, `${name}.png`) });
+const slug = (s: string) => s.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase();
+
+/** Fails the test on any problem the page recorded since the last call (noise excluded). */
+function expectNoProblems() {
+	expect(browser.takeProblems()).toEqual([]);
+}
+
+async function openWorkflow(id: string) {
+	await page.goto(`${n8n.baseUrl}/workflow/${id}`);
+	await page.getByTestId('canvas-node').first().waitFor();
+}
+
+const canvasNode = (name: string) => page.locator(`[data-test-id="canvas-node"][data-node-name="${name}"]`);
+
+async function openNode(name: string): Promise<Locator> {
+	await canvasNode(name).dblclick();
+	const ndv = page.getByTestId('ndv');
+	await ndv.getByTestId('node-parameters').waitFor();
+	return ndv;
+}
+
+async function closeNode() {
+	await page.getByTestId('ndv-close-button').click();
+	await page.getByTestId('ndv').waitFor({ state: 'hidden' });
+}
+
+/** Opens the dropdown of parameter `name`; returns its list (the popper its combobox controls). */
+async function openDropdown(ndv: Locator, name: string): Promise<Locator> {
+	const input = ndv.getByTestId(`parameter-input-${name}`);
+	await input.click();
+	const listId = await input.getByRole('combobox').getAttribute('aria-controls');
+	const list = page.locator(`[id="${listId}"]`);
+	await list.getByTestId('parameter-input-item').first().waitFor();
+	return list;
+}
+
+/** Picks `option` (its headline, exactly) in the dropdown of parameter `name`. */
+async function choose(ndv: Locator, name: string, option: string) {
+	const list = await openDropdown(ndv, name);
+	await list
+		.getByTestId('parameter-input-item')
+		.filter({ has: page.locator('.option-headline').getByText(option, { exact: true }) })
+		.click();
+	await list.waitFor({ state: 'hidden' });
+	const combobox = ndv.getByTestId(`parameter-input-${name}`).getByRole('combobox');
+	await waitFor(`${name} = ${option}`, async () => ((await combobox.inputValue()) === option ? true : undefined), 5_000, 50);
+}
+
+/** The headlines the dropdown of parameter `name` offers (closed again after). */
+async function dropdownOptions(ndv: Locator, name: string): Promise<string[]> {
+	const list = await openDropdown(ndv, name);
+	const names = await list.locator('.option-headline').allInnerTexts();
+	await page.keyboard.press('Escape');
+	await list.waitFor({ state: 'hidden' });
+	return names;
+}
+
+/** Lines of the visible parameter panel's text, for label checks. */
+async function panelLines(ndv: Locator): Promise<string[]> {
+	const text = await ndv.getByTestId('node-parameters').innerText();
+	return text.split('\n').map((l) => l.replace(/\s*\*$/, '').trim());
+}
+
+/**
+ * The parameter panel renders every parameter the description shows for these values: its label
+ * (or a notice's text) and, for inputs, n8n's input element for it.
+ */
+async function expectPanelRenders(ndv: Locator, properties: Property[]) {
+	const lines = await panelLines(ndv);
+	const missing: string[] = [];
+	for (const p of properties) {
+		if (p.type === 'hidden') continue;
+		if (p.type === 'notice') {
+			if (!(await ndv.getByTestId('node-parameters').getByText(p.displayName.slice(0, 60)).first().isVisible())) missing.push(`notice ${p.name}`);
+			continue;
+		}
+		if (!lines.includes(p.displayName)) missing.push(`label "${p.displayName}" (${p.name})`);
+		const input =
+			p.type === 'resourceLocator' ? `resource-locator-${p.name}` : ['collection', 'fixedCollection'].includes(p.type) ? undefined : `parameter-input-${p.name}`;
+		if (input && !(await ndv.getByTestId('node-parameters').getByTestId(input).first().isVisible())) missing.push(`input ${input}`);
+	}
+	expect(missing).toEqual([]);
+}
+
+/** Every <img> in `scope` loaded with a width (a broken or missing icon has naturalWidth 0). */
+async function expectIconsLoaded(scope: Locator, atLeast: number) {
+	const images = await loadedImages(scope);
+	const ours = images.filter((i) => i.src.includes(`/icons/${PKG}/`));
+	expect(ours.length).toBeGreaterThanOrEqual(atLeast);
+	expect(images.filter((i) => !i.complete || i.naturalWidth === 0)).toEqual([]);
+}
+
+beforeAll(async () => {
+	rmSync(shotsDir, { recursive: true, force: true });
+	mkdirSync(shotsDir, { recursive: true });
+	sandbox = await timings.time('sandbox start', () => startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true }));
+	n8n = await timings.time('n8n boot', () => startN8n({ packageRoot: repoRoot }));
+	await timings.time('owner, credential, workflows (REST; the credential with the CLI, which keeps its id)', async () => {
+		await n8n.setupOwner();
+		await n8n.login();
+		await n8n.importCredential({ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } });
+		for (const file of examples) await n8n.createWorkflow(readExample(file));
+		await n8n.createWorkflow(OPERATIONS_WORKFLOW);
+		const types = await n8n.rest<any[]>('POST', '/node-types', {
+			nodeInfos: [
+				{ name: TYPES.action, version: 2 },
+				{ name: TYPES.trigger, version: 1 },
+				{ name: TYPES.polling, version: 1 },
+			],
+		});
+		// n8n 2.41.1 answers a community node's name without the package prefix.
+		for (const t of types) described.set(t.name.startsWith(`${PKG}.`) ? t.name : typeOf(t.name), t);
+		expect([...described.keys()].sort()).toEqual(Object.values(TYPES).sort());
+	});
+	browser = await timings.time('Chromium start', () => openBrowser());
+	page = browser.page;
+	page.setDefaultTimeout(15_000);
+}, 240_000);
+
+afterAll(async () => {
+	if (n8n) writeFileSync(join(repoRoot, 'tmp', 'browser-n8n.log'), n8n.logs());
+	if (browser) writeFileSync(join(shotsDir, 'filtered-console.json'), JSON.stringify(browser.filtered(), null, 2));
+	await browser?.close();
+	await n8n?.stop();
+	await sandbox?.close();
+	timings.add('whole file (beforeAll to afterAll)', Date.now() - suiteStarted);
+	console.log(`[browser] timings:\n${timings.report()}`);
+});
+
+describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
+	test('the sign-in form logs the owner in', async () => {
+		await timings.time('sign in', async () => {
+			await page.goto(`${n8n.baseUrl}/signin`);
+			await page.getByTestId('emailOrLdapLoginId').locator('input').fill(OWNER.email);
+			await page.getByTestId('password').locator('input').fill(OWNER.password);
+			await page.getByTestId('form-submit-button').click();
+			await page.waitForURL(/\/home\//);
+		});
+		expectNoProblems();
+	});
+
+	test.each(examples)('example %s: every node on the canvas, our icons load, each of our nodes\' panel renders', async (file) => {
+		const workflow = readExample(file);
+		const ours = workflow.nodes.filter((n) => n.type.startsWith(`${PKG}.`));
+		await timings.time(`example ${file}`, async () => {
+			await openWorkflow(workflow.id);
+			await expect(page.getByTestId('canvas-node').count()).resolves.toBe(workflow.nodes.length);
+			await expectIconsLoaded(page.getByTestId('canvas-wrapper'), ours.length);
+			await shot(page, `example-${slug(file)}`);
+			for (const node of ours) {
+				const ndv = await openNode(node.name);
+				await expect(ndv.getByTestId('node-parameters').getByTestId('parameter-item').first().isVisible()).resolves.toBe(true);
+				await expectIconsLoaded(ndv.getByTestId('node-title-container').or(ndv.locator('header')).first(), 0);
+				await shot(ndv, `example-${slug(file)}-${slug(node.name)}`);
+				await closeNode();
+			}
+		});
+		expectNoProblems();
+	});
+
+	test('Marketplace node: the panel of every resource and operation renders, switched in the panel', async () => {
+		const { properties } = described.get(TYPES.action)!;
+		const resource = properties.find((p) => p.name === 'resource')!;
+		await openWorkflow(OPERATIONS_WORKFLOW.id);
+		const ndv = await openNode('Marketplace');
+		await expectIconsLoaded(ndv.getByTestId('node-title-container').or(ndv.locator('header')).first(), 0);
+		expect(await dropdownOptions(ndv, 'resource')).toEqual(resource.options!.map((o) => o.name));
+		let panels = 0;
+		await timings.time('19 operations switched and checked', async () => {
+			for (const r of resource.options!) {
+				await choose(ndv, 'resource', r.name);
+				const operation = visibleProperties(properties, { resource: r.value }, 2).find((p) => p.name === 'operation')!;
+				expect(await dropdownOptions(ndv, 'operation')).toEqual(operation.options!.map((o) => o.name));
+				for (const op of operation.options!) {
+					await choose(ndv, 'operation', op.name);
+					await expectPanelRenders(ndv, visibleProperties(properties, { resource: r.value, operation: op.value }, 2));
+					await shot(ndv, `marketplace-${slug(String(r.value))}-${slug(String(op.value))}`);
+					panels++;
+				}
+			}
+		});
+		expect(panels).toBe(19);
+		await closeNode();
+		expectNoProblems();
+	});
+
+	test('Marketplace Trigger: its test and production webhook URLs, and the notice that the service needs https', async () => {
+		const workflow = readExample(ORDER_ARRIVES.file);
+		await openWorkflow(workflow.id);
+		const ndv = await openNode(ORDER_ARRIVES.trigger);
+		const { properties } = described.get(TYPES.trigger)!;
+		await expectPanelRenders(ndv, visibleProperties(properties, {}, 1));
+		await expect(ndv.getByText('The service only delivers to public https addresses').isVisible()).resolves.toBe(true);
+		const webhooks = ndv.locator('.webhooks');
+		await webhooks.locator('.headline').click();
+		const url = webhooks.locator('.webhook-url');
+		expect((await url.innerText()).trim()).toBe(`${n8n.baseUrl}/webhook-test/${ORDER_ARRIVES.webhookId}/webhook`);
+		expect((await webhooks.locator('.http-method').innerText()).trim()).toBe('POST');
+		await shot(ndv, 'trigger-test-url');
+		await webhooks.getByText('Production URL', { exact: true }).click();
+		expect((await url.innerText()).trim()).toBe(`${n8n.baseUrl}/webhook/${ORDER_ARRIVES.webhookId}/webhook`);
+		await shot(ndv, 'trigger-production-url');
+		await closeNode();
+		expectNoProblems();
+	});
+
+	test('Marketplace Polling Trigger: poll times, the notice and every parameter render', async () => {
+		await openWorkflow(OPERATIONS_WORKFLOW.id);
+		const ndv = await openNode('Orders Polled');
+		const { properties } = described.get(TYPES.polling)!;
+		await expectPanelRenders(ndv, visibleProperties(properties, {}, 1));
+		expect(await panelLines(ndv)).toContain('Poll Times');
+		await shot(ndv, 'polling-trigger');
+		await closeNode();
+		expectNoProblems();
+	});
+
+	test('credential dialog: n8n\'s credential test says OK for the demo key and shows the error for an unknown key', async () => {
+		await openWorkflow(OPERATIONS_WORKFLOW.id);
+		const ndv = await openNode('Marketplace');
+		// The demo key: opening the saved credential runs n8n's credential test.
+		await ndv.getByTestId('credential-edit-button').click();
+		const dialog = page.getByTestId('editCredential-modal');
+		const closeDialog = async () => {
+			await dialog.locator('.el-dialog__headerbtn').click();
+			await dialog.waitFor({ state: 'hidden' });
+		};
+		await dialog.waitFor();
+		await page.getByTestId('credentials-config-container-test-success').waitFor();
+		await expect(page.getByTestId('credentials-config-container-test-success').innerText()).resolves.toMatch(/^Connection tested successfully/);
+		await expectIconsLoaded(dialog, 1);
+		await shot(page, 'credential-ok');
+		await closeDialog();
+
+		// An unknown key, as a new credential: saving runs the test, which fails.
+		await ndv.getByTestId('node-credentials-select').click();
+		await page.getByTestId('node-credentials-select-item-new').click();
+		await dialog.waitFor();
+		await dialog.getByTestId('parameter-input-baseUrl').locator('input').fill(sandbox.baseUrl);
+		await dialog.getByTestId('parameter-input-apiKey').locator('input').fill(BAD_KEY);
+		await page.getByTestId('credential-save-button').click();
+		const failure = dialog.getByText('Couldn’t connect with these settings');
+		await failure.waitFor();
+		await dialog.getByText('More details').click();
+		const details = await dialog.innerText();
+		expect(details).toMatch(/401|unauthori[sz]ed/i);
+		expect(details).not.toContain(BAD_KEY);
+		await shot(page, 'credential-error');
+		await closeDialog();
+		await closeNode();
+		expectNoProblems();
+	});
+
+	test('node creator: "Marketplace" finds our nodes with their icons; the app lists the trigger and the 19 actions', async () => {
+		await page.goto(`${n8n.baseUrl}/workflow/new`);
+		await page.getByTestId('canvas-add-button').click();
+		const creator = page.getByTestId('node-creator');
+		await creator.getByTestId('node-creator-search-bar').fill('Marketplace');
+		const items = creator.getByTestId('item-iterator-item');
+		const app = items.filter({ has: page.getByTestId('node-creator-item-name').getByText('Marketplace', { exact: true }) });
+		await app.waitFor();
+		// n8n folds a node and its "<name> Trigger" into one app entry; the polling trigger stands alone.
+		await expect(items.getByTestId('node-creator-item-name').allInnerTexts()).resolves.toEqual(['Marketplace', 'Marketplace Polling Trigger']);
+		await expectIconsLoaded(creator, 2);
+		await shot(page, 'node-creator-search');
+		await app.click();
+		await expect(creator.getByText('Triggers (1)').isVisible()).resolves.toBe(true);
+		await expect(creator.getByText('On new Marketplace event').isVisible()).resolves.toBe(true);
+		await expect(creator.getByText('Actions (19)').isVisible()).resolves.toBe(true);
+		await expectIconsLoaded(creator, 2);
+		await shot(page, 'node-creator-app');
+		expectNoProblems();
+	});
+});
