@@ -59,7 +59,8 @@ const readExample = (file: string) =>
 		nodes: Array<{ name: string; type: string; typeVersion: number; parameters: Record<string, unknown> }>;
 	};
 
-const shot = async (target: Page | Locator, name: string) => await target.screenshot({ path: join(shotsDir, `${name}.png`) });
+// Transitions finished at once, so a panel sliding in is shot where it stops.
+const shot = async (target: Page | Locator, name: string) => await target.screenshot({ path: join(shotsDir, `${name}.png`), animations: 'disabled' });
 const slug = (s: string) => s.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase();
 
 /** Fails the test on any problem the page recorded since the last call (noise excluded). */
@@ -229,7 +230,7 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 				for (const op of operation.options!) {
 					expect(await choose(ndv, 'operation', op.name)).toEqual(operation.options!.map((o) => o.name));
 					await expectPanelRenders(ndv, visibleProperties(properties, { resource: r.value, operation: op.value }, 2));
-					await shot(ndv, `marketplace-${slug(String(r.value))}-${slug(String(op.value))}`);
+					await shot(ndv.getByTestId('node-parameters'), `marketplace-${slug(String(r.value))}-${slug(String(op.value))}`);
 					panels++;
 				}
 			}
@@ -255,6 +256,7 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		await webhooks.getByText('Production URL', { exact: true }).click();
 		expect((await url.innerText()).trim()).toBe(`${n8n.baseUrl}/webhook/${ORDER_ARRIVES.webhookId}/webhook`);
 		await shot(ndv, 'trigger-production-url');
+		await shot(ndv.getByTestId('node-parameters'), 'trigger-parameters');
 		await closeNode();
 		expectNoProblems();
 	});
@@ -284,7 +286,7 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		await page.getByTestId('credentials-config-container-test-success').waitFor();
 		await expect(page.getByTestId('credentials-config-container-test-success').innerText()).resolves.toMatch(/^Connection tested successfully/);
 		await expectIconsLoaded(dialog, 1);
-		await shot(page, 'credential-ok');
+		await shot(dialog, 'credential-ok');
 		await closeDialog();
 
 		// An unknown key, as a new credential: saving runs the test, which fails.
@@ -300,7 +302,7 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		const details = await dialog.innerText();
 		expect(details).toMatch(/401|unauthori[sz]ed/i);
 		expect(details).not.toContain(BAD_KEY);
-		await shot(page, 'credential-error');
+		await shot(dialog, 'credential-error');
 		await closeDialog();
 		await closeNode();
 		expectNoProblems();
@@ -317,13 +319,22 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		// n8n folds a node and its "<name> Trigger" into one app entry; the polling trigger stands alone.
 		await expect(items.getByTestId('node-creator-item-name').allInnerTexts()).resolves.toEqual(['Marketplace', 'Marketplace Polling Trigger']);
 		await expectIconsLoaded(creator, 2);
-		await shot(page, 'node-creator-search');
+		await shot(creator, 'node-creator-search');
 		await app.click();
 		await expect(creator.getByText('Triggers (1)').isVisible()).resolves.toBe(true);
 		await expect(creator.getByText('On new Marketplace event').isVisible()).resolves.toBe(true);
-		await expect(creator.getByText('Actions (19)').isVisible()).resolves.toBe(true);
-		await expectIconsLoaded(creator, 2);
-		await shot(page, 'node-creator-app');
+		// In a workflow without a trigger the actions start folded: unfolded, each operation's action is listed.
+		await creator.getByText('Actions (19)').click();
+		const actions = described
+			.get(TYPES.action)!
+			.properties.filter((p) => p.name === 'operation')
+			.flatMap((p) => (p.options ?? []).map((o) => o.action));
+		expect(actions).toHaveLength(19);
+		const missing: string[] = [];
+		for (const action of actions) if (!(await creator.getByText(action!, { exact: true }).isVisible())) missing.push(action!);
+		expect(missing).toEqual([]);
+		await expectIconsLoaded(creator, 2 + actions.length);
+		await shot(creator, 'node-creator-app');
 		expectNoProblems();
 	});
 });

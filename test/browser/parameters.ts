@@ -9,7 +9,7 @@ export interface Property {
 	displayName: string;
 	type: string;
 	default?: unknown;
-	options?: Array<{ name: string; value: unknown }>;
+	options?: Array<{ name: string; value: unknown; action?: string }>;
 	displayOptions?: { show?: Record<string, unknown[]>; hide?: Record<string, unknown[]> };
 }
 
