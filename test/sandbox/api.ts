@@ -50,7 +50,7 @@ export async function handleApi(state: SandboxState, r: IncomingApiRequest): Pro
 		return respond(render(new ApiError('unauthorized', auth.detail, undefined, { 'www-authenticate': 'Bearer' })));
 	}
 
-	const window = state.limiter.hit(auth.key.key);
+	const window = state.limiter.hit(auth.key.key, state.clock.now());
 	extraHeaders = { ...extraHeaders, 'ratelimit-policy': state.limiter.policyHeader(), ratelimit: FixedWindowLimiter.stateHeader(window) };
 	if (!window.allowed) {
 		return respond(render(new ApiError('rate-limited', `quota of ${state.limiter.quota} requests per ${state.limiter.windowSeconds} s used up`, undefined, { 'retry-after': String(window.resetSeconds) })));

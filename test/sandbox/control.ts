@@ -103,6 +103,10 @@ export class SandboxControl {
 	advanceClock(seconds: number) {
 		return this.call<{ now: string; offsetSeconds: number; attempts: { deliveryId: number; attempt: DeliveryAttempt }[] }>('POST', '/clock/advance', { seconds });
 	}
+	/** the same, by whole milliseconds */
+	advanceClockMs(milliseconds: number) {
+		return this.call<{ now: string; offsetSeconds: number }>('POST', '/clock/advance', { milliseconds });
+	}
 
 	injectFault(spec: FaultRequest) {
 		return this.call<{ fault: Required<FaultRequest> & { remaining: number } }>('POST', '/faults', spec);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ROUTES } from '../../nodes/shared/routes';
 import { renderError } from './api';
 import { parseJsonObject, validateBody } from './body';
-import { ApiError, invalidAll } from './errors';
+import { ApiError, invalid, invalidAll } from './errors';
 import { type FaultSpec, FaultBook } from './faults';
 import type { HandlerResult, WireResponse } from './http';
 import { toWire } from './http';
@@ -157,8 +157,9 @@ const CONTROL_ROUTES: [string, RegExp, ControlFn][] = [
 	}],
 	['GET', /^\/_sandbox\/clock$/, (s) => ok({ now: s.clock.iso(), offsetSeconds: s.clock.offsetSeconds })],
 	['POST', /^\/_sandbox\/clock\/advance$/, async (s, _, body) => {
-		check(body, { seconds: { type: 'integer', required: true, min: 0 } });
-		const attempts = await s.engine.advance(body.seconds as number);
+		check(body, { seconds: { type: 'integer', min: 0 }, milliseconds: { type: 'integer', min: 0 } });
+		if ((body.seconds === undefined) === (body.milliseconds === undefined)) throw invalid('', 'give seconds or milliseconds');
+		const attempts = await s.engine.advance(body.seconds !== undefined ? (body.seconds as number) : (body.milliseconds as number) / 1000);
 		return ok({ now: s.clock.iso(), offsetSeconds: s.clock.offsetSeconds, attempts });
 	}],
 

@@ -1,4 +1,4 @@
-/** Fixed-window counters on real time, as the service counts. */
+/** Fixed-window counters, as the service counts; the sandbox passes its virtual clock's time. */
 export interface WindowState {
 	allowed: boolean;
 	remaining: number;

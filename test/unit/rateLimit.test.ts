@@ -1,4 +1,4 @@
-import { Pacer, parseStructuredList, readRateLimit } from '../../nodes/shared/transport/rateLimit';
+import { Pacer, PROBE_WAIT_MS, parseStructuredList, readRateLimit } from '../../nodes/shared/transport/rateLimit';
 
 describe('parseStructuredList', () => {
 	it('reads quoted names with integer parameters', () => {
@@ -63,50 +63,96 @@ describe('readRateLimit', () => {
 	});
 });
 
+/** A ticket the pacer must give now. */
+function send(pacer: Pacer, nowMs: number): number {
+	const turn = pacer.reserve(nowMs);
+	expect(turn.waitMs).toBe(0);
+	return turn.ticket!;
+}
+
 describe('Pacer', () => {
 	it('sends at once while requests are left and waits for the announced reset when none are', () => {
 		const pacer = new Pacer(50);
-		expect(pacer.reserve(0)).toBe(0); // nothing known yet
-		pacer.observe({ remaining: 2, resetSeconds: 10 }, 1000);
-		expect(pacer.reserve(1100)).toBe(0);
-		expect(pacer.reserve(1200)).toBe(0);
-		// both reserved: the third waits until 1000 + 10 s (+ margin)
-		expect(pacer.reserve(1300)).toBe(11000 + 50 - 1300);
+		const first = send(pacer, 0); // nothing known yet
+		pacer.observe(first, { remaining: 2, resetSeconds: 10 }, 1000);
+		send(pacer, 1100);
+		send(pacer, 1200);
+		// both reserved: the third waits until 1000 + 10 s (+ margin), and is told so again if it asks early
+		expect(pacer.reserve(1300)).toEqual({ waitMs: 11000 + 50 - 1300 });
+		expect(pacer.reserve(1400)).toEqual({ waitMs: 11000 + 50 - 1400 });
 	});
 
-	it('does not wait once the announced window has passed', () => {
+	it('sends one request once the announced window has passed, and holds the others until it answers', () => {
 		const pacer = new Pacer(50);
-		pacer.observe({ remaining: 0, resetSeconds: 2 }, 0);
-		expect(pacer.reserve(2500)).toBe(0);
+		pacer.observe(send(pacer, 0), { remaining: 0, resetSeconds: 2 }, 0);
+		const probe = send(pacer, 2500);
+		expect(pacer.reserve(2501)).toEqual({ waitMs: PROBE_WAIT_MS });
+		expect(pacer.reserve(2600)).toEqual({ waitMs: PROBE_WAIT_MS });
+		pacer.observe(probe, { remaining: 5, resetSeconds: 2 }, 2610);
+		send(pacer, 2611);
 	});
 
-	it('never waits on a missing reading', () => {
+	it('sends one request at a time while answers carry no reading', () => {
 		const pacer = new Pacer();
-		pacer.observe(undefined, 0);
-		expect(pacer.reserve(1)).toBe(0);
+		const first = send(pacer, 0);
+		expect(pacer.reserve(1)).toEqual({ waitMs: PROBE_WAIT_MS });
+		pacer.observe(first, undefined, 2);
+		send(pacer, 3);
+	});
+
+	it('lets the next request go when the one it waited for failed without an answer', () => {
+		const pacer = new Pacer();
+		const probe = send(pacer, 0);
+		pacer.observe(probe, undefined, 30_000); // a network error settles the ticket too
+		send(pacer, 30_001);
 	});
 
 	it('uses no built-in quota: a window of 1000 requests is used up before any wait', () => {
 		const pacer = new Pacer(0);
-		pacer.observe({ remaining: 1000, resetSeconds: 60 }, 0);
-		for (let i = 0; i < 1000; i++) expect(pacer.reserve(i)).toBe(0);
-		expect(pacer.reserve(1000)).toBe(59_000);
+		pacer.observe(send(pacer, 0), { remaining: 1000, resetSeconds: 60 }, 0);
+		for (let i = 0; i < 1000; i++) send(pacer, i);
+		expect(pacer.reserve(1000)).toEqual({ waitMs: 59_000 });
+	});
+
+	it('subtracts the requests still in flight from what an answer says is left', () => {
+		const pacer = new Pacer(0);
+		pacer.observe(send(pacer, 0), { remaining: 4, resetSeconds: 60 }, 10);
+		const a = send(pacer, 20);
+		send(pacer, 21);
+		send(pacer, 22);
+		// a's answer: 3 left, counted before the two requests sent after it reached the service
+		pacer.observe(a, { remaining: 3, resetSeconds: 60 }, 30);
+		send(pacer, 31);
+		expect(pacer.reserve(32).waitMs).toBeGreaterThan(0);
+	});
+
+	it('ignores an answer older than the one it last read', () => {
+		const pacer = new Pacer(0);
+		pacer.observe(send(pacer, 0), { remaining: 10, resetSeconds: 60 }, 10);
+		const older = send(pacer, 20);
+		const newer = send(pacer, 21);
+		// another client spent most of the rest; `older` still in flight counts as sent: 2 - 1 left
+		pacer.observe(newer, { remaining: 2, resetSeconds: 60 }, 30);
+		pacer.observe(older, { remaining: 3, resetSeconds: 60 }, 31); // counted before `newer`: stale
+
+		send(pacer, 32);
+		expect(pacer.reserve(33).waitMs).toBeGreaterThan(0);
 	});
 
 	it('uses the end of a window it saw open when that agrees with the rounded-up t', () => {
 		const pacer = new Pacer(50);
 		// request sent at 1000 opened a 6 s window (r = q - 1); answered at 1010 with t = 6
-		pacer.observe({ remaining: 119, resetSeconds: 6, quota: 120, windowSeconds: 6 }, 1010, 1000);
+		pacer.observe(send(pacer, 1000), { remaining: 119, resetSeconds: 6, quota: 120, windowSeconds: 6 }, 1010, 1000);
 		// later in the same window t rounds up to 2 s, though the window ends at 7000
-		pacer.observe({ remaining: 0, resetSeconds: 2, quota: 120, windowSeconds: 6 }, 5500, 5490);
-		expect(pacer.reserve(5600)).toBe(7000 + 50 - 5600);
+		pacer.observe(send(pacer, 5400), { remaining: 0, resetSeconds: 2, quota: 120, windowSeconds: 6 }, 5500, 5490);
+		expect(pacer.reserve(5600)).toEqual({ waitMs: 7000 + 50 - 5600 });
 	});
 
 	it('falls back to t when the learned window end disagrees with it (another client opened it)', () => {
 		const pacer = new Pacer(50);
-		pacer.observe({ remaining: 119, resetSeconds: 6, quota: 120, windowSeconds: 6 }, 1010, 1000);
+		pacer.observe(send(pacer, 1000), { remaining: 119, resetSeconds: 6, quota: 120, windowSeconds: 6 }, 1010, 1000);
 		// the window was reset by someone else meanwhile: t says 5 s from 9000, not 7000
-		pacer.observe({ remaining: 0, resetSeconds: 5, quota: 120, windowSeconds: 6 }, 9000, 8990);
-		expect(pacer.reserve(9000)).toBe(14000 + 50 - 9000);
+		pacer.observe(send(pacer, 8900), { remaining: 0, resetSeconds: 5, quota: 120, windowSeconds: 6 }, 9000, 8990);
+		expect(pacer.reserve(9000)).toEqual({ waitMs: 14000 + 50 - 9000 });
 	});
 });

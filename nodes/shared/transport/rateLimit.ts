@@ -133,16 +133,28 @@ export function readRateLimit(
 	return reading;
 }
 
+/** What the pacer answers a caller: send now with this ticket, or ask again after `ms`. */
+export type Turn = { ticket: number; waitMs: 0 } | { ticket?: undefined; waitMs: number };
+
+/** How long callers wait for the one request that learns an unknown window's state. */
+export const PROBE_WAIT_MS = 25;
+
 /**
- * Paces requests of one API key so that a long run never meets a 429 when nothing else uses the
- * key: while the current window has requests left it sends at once; when none are left it waits
- * for the reset the service announced. The quota is never assumed, only read.
+ * Paces the requests of one API key, made by any number of concurrent callers, so that they never
+ * meet a 429 when nothing else spends the key's quota faster than the answers report it.
+ *
+ * - While the window has requests left, a caller sends at once; when none are left, it waits for
+ *   the reset the service announced, then asks again.
+ * - An answer's `r` counts only the requests the service had seen, so the requests still in flight
+ *   are subtracted from it, and an answer to a request older than the last one read is ignored.
+ * - While nothing is known (first request, or the window has passed), one request goes and the
+ *   others wait for its answer instead of all spending an unknown remainder at once.
+ * The quota is never assumed, only read.
  *
  * `t` is whole seconds, so it may announce the reset up to a second late. When a response shows
- * that its request opened a fresh window (r = q - 1), the window's end is known more precisely:
- * the window started no later than the moment given as `sentAtMs`, so it ends by that moment + w.
- * The transport passes the time the answer arrived (a safe upper bound; the send time is a lower
- * bound and pacing from it sends early under load). That estimate is used when it agrees with `t`.
+ * that its request opened a fresh window (r = q - 1), the window ends by the moment given as
+ * `sentAtMs` + w (the transport passes the answer's arrival, the latest moment the service can have
+ * counted it). That estimate is used when it agrees with `t`.
  */
 export class Pacer {
 	private remaining: number | undefined;
@@ -152,31 +164,40 @@ export class Pacer {
 	/** end of the current window as learned from the request that opened it */
 	private windowEndMs: number | undefined;
 
+	private nextTicket = 1;
+
+	/** tickets given out whose answer has not been read yet */
+	private readonly inFlight = new Set<number>();
+
+	/** the ticket whose answer `remaining` comes from */
+	private readFrom = 0;
+
 	/** Margin added to the announced reset, for clock granularity between the two sides. */
 	constructor(private readonly marginMs = 50) {}
 
-	/** Milliseconds to wait before sending the next request (0: send now). Reserves one request. */
-	reserve(nowMs: number): number {
-		if (this.remaining === undefined || nowMs >= this.resetAtMs) {
-			// Unknown, or the announced window has passed: send, and learn from the answer.
-			this.remaining = undefined;
-			return 0;
+	/** A ticket to send now, or how long to wait before asking again. */
+	reserve(nowMs: number): Turn {
+		if (this.remaining !== undefined && nowMs >= this.resetAtMs) this.remaining = undefined;
+		if (this.remaining === undefined) {
+			// Nothing known: one request learns the window's state while the others wait for it.
+			if (this.inFlight.size > 0) return { waitMs: PROBE_WAIT_MS };
+			return { ticket: this.issue(), waitMs: 0 };
 		}
 		if (this.remaining > 0) {
 			this.remaining--;
-			return 0;
+			return { ticket: this.issue(), waitMs: 0 };
 		}
-		const wait = this.resetAtMs - nowMs;
-		this.remaining = undefined;
-		return wait;
+		return { waitMs: this.resetAtMs - nowMs };
 	}
 
 	/**
-	 * Records what a response said about the window. `sentAtMs` is the latest moment the service
-	 * can have counted the request (the transport passes the arrival time of the answer).
+	 * Settles a ticket with what its answer said about the window (undefined: the answer said
+	 * nothing, or no answer came). `sentAtMs` is the latest moment the service can have counted the
+	 * request (the transport passes the arrival time of the answer).
 	 */
-	observe(reading: RateLimitReading | undefined, nowMs: number, sentAtMs?: number): void {
-		if (!reading) return;
+	observe(ticket: number, reading: RateLimitReading | undefined, nowMs: number, sentAtMs?: number): void {
+		this.inFlight.delete(ticket);
+		if (!reading || (this.remaining !== undefined && ticket < this.readFrom)) return;
 		const announced = nowMs + reading.resetSeconds * 1000;
 		const opened =
 			sentAtMs !== undefined &&
@@ -188,7 +209,14 @@ export class Pacer {
 		// The precise end is used only while it lies within the second `t` rounds up to.
 		const consistent = precise !== undefined && precise <= announced && precise > announced - 1000;
 		if (!consistent) this.windowEndMs = undefined;
-		this.remaining = reading.remaining;
+		this.readFrom = ticket;
+		this.remaining = Math.max(0, reading.remaining - this.inFlight.size);
 		this.resetAtMs = (consistent ? precise : announced) + this.marginMs;
+	}
+
+	private issue(): number {
+		const ticket = this.nextTicket++;
+		this.inFlight.add(ticket);
+		return ticket;
 	}
 }

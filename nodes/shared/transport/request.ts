@@ -4,7 +4,7 @@
  * - encoding: the route's own query encoder, never n8n's `qs` serialiser
  * - a fresh X-Request-Id per attempt (the service logs each attempt as its own request), named in every error
  * - pacing from RateLimit / RateLimit-Policy, shared by every request of the same credential
- * - retries with the write's Idempotency-Key kept across them; waits use n8n's `sleep`
+ * - retries with the write's Idempotency-Key kept across them; waits use n8n's `sleep` (via clock.ts, which tests replace)
  * - errors: both error shapes become NodeApiError; the API key never reaches a message
  */
 import { randomUUID } from 'node:crypto';
@@ -18,9 +18,10 @@ import type {
 	IWebhookFunctions,
 	JsonObject,
 } from 'n8n-workflow';
-import { NodeApiError, sleep } from 'n8n-workflow';
+import { NodeApiError } from 'n8n-workflow';
 
 import { fillPath, ROUTES, type RouteName } from '../routes';
+import { transportClock, type TransportClock } from './clock';
 import { nodeApiError } from './apiFailure';
 import { formatProblem, readProblem, type ApiProblem } from './apiProblem';
 import { encodeQuery, type QueryValues } from './queryEncoding';
@@ -234,25 +235,15 @@ export async function apiRequest<T = unknown>(
 		timeout: settings.timeoutMs,
 	};
 	const pacer = pacerFor(this, baseUrl);
-	const deadline = settings.budgetMs === undefined ? Infinity : Date.now() + settings.budgetMs;
-	const overBudget = (waitMs: number) => Date.now() + waitMs > deadline;
+	const clock = transportClock();
+	const deadline = settings.budgetMs === undefined ? Infinity : clock.now() + settings.budgetMs;
+	const overBudget = (waitMs: number) => clock.now() + waitMs > deadline;
 	let uncertain = false;
 
 	for (let attempt = 1; ; attempt++) {
-		const wait = pacer.reserve(Date.now());
-		if (wait > 0 && overBudget(wait)) {
-			throw apiError(
-				this,
-				{
-					status: 429,
-					slug: 'rate-limited',
-					detail: `the API key's request window is used up; waiting ${wait} ms for it would exceed this request's ${settings.budgetMs} ms budget`,
-					pointers: [],
-				},
-				request.itemIndex,
-			);
-		}
-		if (wait > 0) await sleep(wait);
+		const ticket = await takeTurn(clock, pacer, overBudget, () =>
+			apiError(this, rateLimitedByBudget(settings.budgetMs), request.itemIndex),
+		);
 		// Every attempt is its own request for the service (on a replay, its X-Request-Id
 		// describes the repeat), so each gets its own id; the Idempotency-Key ties them together.
 		const requestId = randomUUID();
@@ -268,25 +259,26 @@ export async function apiRequest<T = unknown>(
 				{ ...options, headers: { ...headers, 'X-Request-Id': requestId } },
 			)) as { body: unknown; headers: unknown; statusCode: number };
 		} catch (error) {
+			pacer.observe(ticket, undefined, clock.now());
 			const code = networkCode(error);
 			if (code === undefined) throw unexpectedError(this, error, requestId, request.itemIndex);
 			outcome = { kind: 'network', code };
-			const delay = retryDelay(outcome, attempt, settings.retry, Date.now(), Math.random());
+			const delay = retryDelay(outcome, attempt, settings.retry, clock.now(), clock.random());
 			if (delay === undefined || overBudget(delay)) {
 				throw networkError(this, code, requestId, attempt, request.itemIndex);
 			}
 			// A dropped connection may come after the service stored its answer: the retry replays it.
 			uncertain = true;
-			await sleep(delay);
+			await clock.sleep(delay);
 			continue;
 		}
 
 		const responseHeaders = lowerCaseHeaders(response.headers);
-		// The window a request opened began when the service counted it: after it was sent, before
-		// the answer arrived. Only the arrival is a safe bound (the send time is too early by the
-		// transit and any delay before the request left, so pacing from it met 429s under load).
-		const receivedAt = Date.now();
+		// The window a request opened began when the service counted it, which is no later than the
+		// answer's arrival: the only bound that is never too early.
+		const receivedAt = clock.now();
 		pacer.observe(
+			ticket,
 			readRateLimit(responseHeaders.ratelimit, responseHeaders['ratelimit-policy']),
 			receivedAt,
 			receivedAt,
@@ -312,7 +304,7 @@ export async function apiRequest<T = unknown>(
 			slug: problem.slug,
 			retryAfter: responseHeaders['retry-after'],
 		};
-		const delay = retryDelay(outcome, attempt, settings.retry, Date.now(), Math.random());
+		const delay = retryDelay(outcome, attempt, settings.retry, clock.now(), clock.random());
 		if (delay === undefined || overBudget(delay)) throw apiError(this, problem, request.itemIndex);
 		if (status >= 500 || status === 429) {
 			uncertain = true;
@@ -332,8 +324,35 @@ export async function apiRequest<T = unknown>(
 				}
 			}
 		}
-		await sleep(delay);
+		await clock.sleep(delay);
 	}
+}
+
+/**
+ * Waits until the pacer gives this request a ticket. A wait that would end past the request's
+ * budget fails at once with the error `overBudgetError` makes.
+ */
+async function takeTurn(
+	clock: TransportClock,
+	pacer: Pacer,
+	overBudget: (waitMs: number) => boolean,
+	overBudgetError: () => Error,
+): Promise<number> {
+	for (;;) {
+		const turn = pacer.reserve(clock.now());
+		if (turn.ticket !== undefined) return turn.ticket;
+		if (overBudget(turn.waitMs)) throw overBudgetError();
+		await clock.sleep(turn.waitMs);
+	}
+}
+
+function rateLimitedByBudget(budgetMs: number | undefined): ApiProblem {
+	return {
+		status: 429,
+		slug: 'rate-limited',
+		detail: `the API key's request window is used up; waiting for it would exceed this request's ${budgetMs} ms budget`,
+		pointers: [],
+	};
 }
 
 function parseBody(body: unknown): unknown {
