@@ -1,11 +1,13 @@
 /**
  * Faults on writes (500, 429, dropped connection, hang; before and after the effect): retried with
  * the same Idempotency-Key, the effect applied once (read back from the sandbox); what is final is
- * not retried.
+ * not retried. The waits between attempts are the ones the transport asked its (stepped) clock for.
  */
 import type { IDataObject } from 'n8n-workflow';
 
+import { setTransportClock } from '../../nodes/shared/transport/clock';
 import { startReceiver, type Receiver } from '../sandbox/testkit';
+import { useSteppedClock } from './clock';
 import { Bench, errorOf, expectUniqueRequestIds } from './helpers';
 
 const bench = new Bench({ allowHttpLoopback: true });
@@ -19,6 +21,12 @@ afterAll(async () => {
 	await bench.close();
 });
 afterEach(async () => await bench.control.clearFaults());
+const clock = useSteppedClock(() => bench.control);
+
+/** The backoff before attempt n + 1: its step is 1 s doubled per attempt, and the jitter draw 0.5 makes it 3/4 of that. */
+const backoff = (attempt: number) => 750 * 2 ** (attempt - 1);
+/** The wait after a fault: the 429 fault's Retry-After (1 s), otherwise the first backoff. */
+const firstWait = (mode: string) => (mode === '429' ? 1000 : backoff(1));
 
 const sameKey = (sent: { idempotencyKey?: string }[]) => {
 	expect(sent[0].idempotencyKey).toEqual(expect.any(String));
@@ -62,6 +70,7 @@ describe.each([
 		expect(stored).toHaveLength(1);
 		expect(r.items.map((i) => i.json.id)).toEqual([stored[0].id]);
 		expect(r.items[0].json.secret).toBe(stored[0].secret);
+		expect(clock().waits).toEqual([firstWait(mode)]);
 	});
 
 	test('mark packed: retried with the same key, the order packed once and reported as packed', async () => {
@@ -73,6 +82,7 @@ describe.each([
 		sameKey(r.sent);
 		expect(r.items.map((i) => [i.json.orderId, i.json.success, i.json.status])).toEqual([[id, true, 'Packed']]);
 		expect(await statusOf(id)).toBe('Packed');
+		expect(clock().waits).toEqual([firstWait(mode)]);
 	});
 });
 
@@ -96,6 +106,7 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 		expect(order.status).toBe('Packed');
 		expect(r.items).toHaveLength(1);
 		expect(r.items[0].json).toMatchObject({ orderId: id, success: true, status: 'Packed', note: expect.stringMatching(/earlier attempt/) });
+		expect(clock().waits).toEqual([firstWait(mode)]);
 	});
 
 	// The endpoint exists after the fault; a plain retry would create a second one. The node noted
@@ -116,6 +127,7 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 		expect(stored).toHaveLength(1);
 		expect(r.items.map((i) => i.json.id)).toEqual([stored[0].id]);
 		expect(r.items[0].json.secret).toBe(stored[0].secret);
+		expect(clock().waits).toEqual([]); // the effect was found, so nothing was retried
 	});
 
 	test('webhook delete: a delete that happened before the fault counts as done', async () => {
@@ -126,6 +138,7 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 		expect(r.error).toBeUndefined();
 		expect(r.sent.map((s) => [s.method, s.status])).toEqual([['DELETE', Number(mode)], ['GET', 200]]);
 		expect(r.items[0].json).toEqual({ id, deleted: true });
+		expect(clock().waits).toEqual([]);
 		expect(await endpointsNamed(`delete-${mode}-after`)).toHaveLength(0);
 	});
 });
@@ -135,12 +148,15 @@ test('500 twice before the effect: three attempts, one key, the connection made'
 	const r = await bench.run({ resource: 'saleChannel', operation: 'connect', brandId: '4', saleChannelName: 'Amazon' });
 	expect(r.error).toBeUndefined();
 	expect(r.sent.map((s) => s.status)).toEqual([500, 500, 201]);
+	expect(clock().waits).toEqual([backoff(1), backoff(2)]);
 	sameKey(r.sent);
 	expectUniqueRequestIds(r.sent);
 	expect((await bench.control.state<IDataObject>('connections')).filter((c) => c.brandId === 4)).toHaveLength(1);
 });
 
 test.each(['before', 'after'] as const)('hang %s the effect, longer than the Timeout: the retry waits out idempotency-in-progress and gets the one result', async (when) => {
+	// The sandbox holds the request for real time, so the retries have to wait for real too.
+	setTransportClock();
 	const id = await newOrder();
 	await bench.control.injectFault({ route: 'markOrdersPacked', mode: 'hang', when, count: 1, hangMs: 1200 });
 	const r = await bench.run({
@@ -168,6 +184,7 @@ test('network errors past Max Attempts: a clear error naming the attempts, nothi
 	});
 	const error = errorOf(r);
 	expect(r.sent).toHaveLength(2);
+	expect(clock().waits).toEqual([backoff(1)]);
 	sameKey(r.sent);
 	expect(error.message).toMatch(/^network error [A-Z_]+ after 2 attempts \(request id \S+\)$/);
 	expect(await statusOf(id)).toBe('Created');
@@ -182,6 +199,7 @@ test('422 idempotency-key-reused: a user key reused with a different body is a c
 	const posts = r.sent.filter((s) => s.method === 'POST');
 	expect(posts).toHaveLength(1);
 	expect(posts[0]).toMatchObject({ status: 422, idempotencyKey: 'fixed-key-1' });
+	expect(clock().waits).toEqual([]);
 	expect(error.httpCode).toBe('422');
 	expect(error.message).toMatch(/^idempotency-key-reused \(422\): .+ \(request id \S+\)$/);
 	expect(error.description).toMatch(/Use a new key/);
@@ -192,5 +210,6 @@ test('422 idempotency-key-reused: a user key reused with a different body is a c
 test('a 4xx answer is final: one request', async () => {
 	const r = await bench.run({ resource: 'webhookEndpoint', operation: 'get', endpointId: '424242' });
 	expect(r.sent).toHaveLength(1);
+	expect(clock().waits).toEqual([]);
 	expect(errorOf(r).httpCode).toBe('404');
 });

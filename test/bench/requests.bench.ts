@@ -14,6 +14,10 @@
  * 4. Peak memory of Return All over 50,000 (and 10,000) products, in a child process started with
  *    --expose-gc so the figures are that run's own (the sandbox stays in this process).
  *
+ * 5. Three concurrent Return Alls of 10,000 products on one credential under q = 120 per w = 6 s, 85% of
+ *    the first window already spent by another client with the same key: no 429, and the wall time
+ *    against the quota floor.
+ *
  * Scenarios 1 and 2 use the service's quota (120 per 60 s); 4 uses a quota high enough (1,000,000) that
  * pacing never waits, so only memory is measured. Products are generated for brand 1 so that the
  * demo key's scope (brands 1-5, 320 seeded products) holds exactly N.
@@ -173,19 +177,10 @@ async function scenarioQuota(n: number, quota: number, windowSeconds: number): P
 		const rejected = count429(log);
 		const at = log.map((e) => Date.parse(e.at));
 		const firstMs = at[0];
-		const windows = Math.ceil(requests / quota);
-		const lastWindowRequests = requests - (windows - 1) * quota;
-		// Gaps between consecutive requests inside one window (no pacing wait between them): the time
-		// this client needs per request, response handling included.
-		const gaps: number[] = [];
-		for (let i = 1; i < at.length; i++) if (i % quota !== 0) gaps.push(at[i] - at[i - 1]);
-		const perRequestMs = median(gaps);
-		const simpleFloorMs = (windows - 1) * windowSeconds * 1000;
-		const floorMs = simpleFloorMs + lastWindowRequests * perRequestMs;
+		const { windows, lastWindowRequests, perRequestMs, simpleFloorMs, floorMs } = quotaFloor(at, quota, windowSeconds);
 		const measuredMs = endMs - firstMs;
-		// When did each window's first request arrive, relative to the first request, and how many
-		// requests did each window take (the sandbox opens a window at the first request after the
-		// previous one ended)?
+		// When did each window's first request arrive, relative to the first request (the sandbox
+		// opens a window at the first request after the previous one ended)?
 		const windowStarts: string[] = [];
 		for (let w = 0; w < windows; w++) {
 			const i = w * quota;
@@ -208,6 +203,69 @@ async function scenarioQuota(n: number, quota: number, windowSeconds: number): P
 			`| ${requests} | ${Math.ceil(n / 100)} | ${int(r.items.length)} | ${rejected} | ${windows} | ${lastWindowRequests} | ${perRequestMs.toFixed(1)} | ${seconds(simpleFloorMs)} | ${seconds(floorMs)} | ${seconds(measuredMs)} | ${ratio.toFixed(3)} | ${ratioSimple.toFixed(3)} | ${check(ratio <= 1.1 && rejected === 0)} | ${seconds(r.ms)} |`,
 			'',
 			`First request of each window, after the first request: ${windowStarts.join(', ')}.`,
+			'',
+		];
+	});
+}
+
+/**
+ * The earliest finish that a quota of q per w s allows R requests, arriving at the times `at`:
+ * F = (ceil(R/q) - 1) × w + L × m (see the text scenario 3 prints).
+ */
+function quotaFloor(at: number[], quota: number, windowSeconds: number) {
+	const requests = at.length;
+	const windows = Math.ceil(requests / quota);
+	const lastWindowRequests = requests - (windows - 1) * quota;
+	// Gaps between consecutive requests inside one window (no pacing wait between them): the time
+	// this client needs per request, response handling included.
+	const gaps: number[] = [];
+	for (let i = 1; i < at.length; i++) if (i % quota !== 0) gaps.push(at[i] - at[i - 1]);
+	const perRequestMs = median(gaps);
+	const simpleFloorMs = (windows - 1) * windowSeconds * 1000;
+	return { windows, lastWindowRequests, perRequestMs, simpleFloorMs, floorMs: simpleFloorMs + lastWindowRequests * perRequestMs };
+}
+
+// ---------------------------------------------------------------- scenario 5
+
+/**
+ * `runs` executions of Return All at once on one credential (so one pacer), after another client
+ * has spent `spent` of the first window's `quota` requests with the same key.
+ */
+async function scenarioShared(n: number, runs: number, quota: number, windowSeconds: number, spent: number): Promise<string[]> {
+	return await withSandbox({ quota, windowSeconds }, async (sandbox) => {
+		await productsInScope(sandbox, n);
+		await sandbox.control.clearRequests();
+		const other = await Promise.all(
+			Array.from({ length: spent }, async () =>
+				(await fetch(`${sandbox.baseUrl}/v1/brands`, { headers: { Authorization: `Bearer ${sandbox.demoApiKey}` } })).status,
+			),
+		);
+		if (other.some((status) => status !== 200)) throw new Error(`the other client's requests were refused: ${other.join(',')}`);
+		const results = await Promise.all(
+			Array.from({ length: runs }, async () => await runMarketplace({ baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey }, returnAll)),
+		);
+		const endMs = Date.now();
+		const failed = results.find((r) => r.error);
+		if (failed) throw new Error(`return all failed: ${failed.error!.message}`);
+		const log = await sandbox.control.requests();
+		const ours = on(log, PRODUCTS_PATH);
+		const at = log.map((e) => Date.parse(e.at)).sort((a, b) => a - b);
+		const { windows, lastWindowRequests, perRequestMs, simpleFloorMs, floorMs } = quotaFloor(at, quota, windowSeconds);
+		const measuredMs = endMs - at[0];
+		const rejected = count429(log);
+		const ratio = measuredMs / floorMs;
+		const items = results.map((r) => int(r.items.length)).join(' / ');
+		return [
+			`## 5. ${runs} concurrent Return Alls of ${int(n)} products on one credential, ${Math.round((100 * spent) / quota)}% of the first window spent by another client (q = ${quota} per w = ${windowSeconds} s)`,
+			'',
+			`Another client first sends ${spent} requests (GET /v1/brands) with the same key; then ${runs} executions of the node run`,
+			'at once in this process, sharing the credential and so its pacer. R counts every request the sandbox saw, the other',
+			'client\'s included; F, F0, L and m as in scenario 3, measured from the other client\'s first request to the end of the',
+			'last execution. Target: zero 429 and measured ≤ 1.1 × F.',
+			'',
+			'| R requests (ours + other) | output items per run | 429s | windows | L | m (ms) | F0 (s) | F (s) | measured (s) | measured / F | ≤ 1.1 F, zero 429 |',
+			'|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:-:|',
+			`| ${at.length} (${ours.length} + ${spent}) | ${items} | ${rejected} | ${windows} | ${lastWindowRequests} | ${perRequestMs.toFixed(1)} | ${seconds(simpleFloorMs)} | ${seconds(floorMs)} | ${seconds(measuredMs)} | ${ratio.toFixed(3)} | ${check(ratio <= 1.1 && rejected === 0)} |`,
 			'',
 		];
 	});
@@ -341,6 +399,7 @@ async function main(): Promise<void> {
 	log(await scenarioMarkPacked(1_000, [100, 50, 7]));
 	log(await scenarioQuota(30_000, 120, 6));
 	log(await scenarioMemory([10_000, 50_000]));
+	log(await scenarioShared(10_000, 3, 120, 6, 102));
 
 	const git = (...args: string[]) => {
 		try {
@@ -357,7 +416,7 @@ async function main(): Promise<void> {
 		'The real node in n8n-core\'s WorkflowExecute (test/engine/harness) against a fresh sandbox per scenario (test/sandbox)',
 		'over loopback HTTP; request counts and 429s come from the sandbox\'s request log. One run on a noisy 2-core machine:',
 		'compare figures within this file only.',
-		`Code measured: commit ${git('rev-parse', '--short', 'HEAD')}${dirty.length ? ` plus uncommitted changes in the work tree: ${dirty.map((l) => `\`${l.slice(3)}\``).join(', ')}` : ' (no uncommitted changes under nodes/ or credentials/)'}.`,
+		`Code measured: commit ${git('rev-parse', '--short', 'HEAD')}${dirty.length ? ` plus uncommitted changes in the work tree: ${dirty.map((l) => `\`${l.trim().replace(/^\S+\s+/, '')}\``).join(', ')}` : ' (no uncommitted changes under nodes/ or credentials/)'}.`,
 		'',
 	];
 	mkdirSync(path.dirname(RESULTS), { recursive: true });

@@ -93,7 +93,10 @@ export interface TransportSettings {
 
 export const DEFAULT_TRANSPORT: TransportSettings = { timeoutMs: 30_000, retry: DEFAULT_RETRY };
 
-/** Pacing state per credential, shared by all executions in this n8n process. */
+/**
+ * Pacing state per credential, shared by all executions in this n8n process (in queue mode each
+ * process paces on its own, and a 429 is waited out and retried).
+ */
 const pacers = new Map<string, Pacer>();
 
 function pacerFor(ctx: TransportContext, baseUrl: string): Pacer {
