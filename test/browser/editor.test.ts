@@ -18,7 +18,7 @@ import { startSandbox, type SandboxHandle } from '../sandbox';
 import { DEMO_CREDENTIAL } from '../e2e/dev';
 import { Timings, waitFor } from '../e2e/kit';
 import { OWNER, startN8n, type N8nHandle } from '../e2e/n8n';
-import { loadedImages, openBrowser, type BrowserSession } from './browser';
+import { loadedImages, openBrowser, type BrowserSession, type ImageState } from './browser';
 import { visibleProperties, type Property } from './parameters';
 
 const repoRoot = resolve(__dirname, '..', '..');
@@ -121,27 +121,42 @@ async function panelLines(ndv: Locator): Promise<string[]> {
  * (or a notice's text) and, for inputs, n8n's input element for it.
  */
 async function expectPanelRenders(ndv: Locator, properties: Property[]) {
+	await expect(settled(() => missingParameters(ndv, properties), (missing) => missing.length === 0)).resolves.toEqual([]);
+}
+
+async function missingParameters(ndv: Locator, properties: Property[]): Promise<string[]> {
+	const panel = ndv.getByTestId('node-parameters');
 	const lines = await panelLines(ndv);
 	const missing: string[] = [];
 	for (const p of properties) {
 		if (p.type === 'hidden') continue;
 		if (p.type === 'notice') {
-			if (!(await ndv.getByTestId('node-parameters').getByText(p.displayName.slice(0, 60)).first().isVisible())) missing.push(`notice ${p.name}`);
+			if (!(await panel.getByText(p.displayName.slice(0, 60)).first().isVisible())) missing.push(`notice ${p.name}`);
 			continue;
 		}
 		if (!lines.includes(p.displayName)) missing.push(`label "${p.displayName}" (${p.name})`);
 		const input =
 			p.type === 'resourceLocator' ? `resource-locator-${p.name}` : ['collection', 'fixedCollection'].includes(p.type) ? undefined : `parameter-input-${p.name}`;
-		if (input && !(await ndv.getByTestId('node-parameters').getByTestId(input).first().isVisible())) missing.push(`input ${input}`);
+		if (input && !(await panel.getByTestId(input).first().isVisible())) missing.push(`input ${input}`);
 	}
-	expect(missing).toEqual([]);
+	return missing;
 }
 
-/** Every <img> in `scope` loaded with a width (a broken or missing icon has naturalWidth 0). */
+/** Reads `read` until `done` holds or `timeoutMs` passes (the editor renders a tick after a change); the last reading. */
+async function settled<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = await read();
+		if (done(value) || Date.now() > deadline) return value;
+		await new Promise((r) => setTimeout(r, 100));
+	}
+}
+
+/** Every <img> in `scope` loaded with a width (a broken or missing icon has naturalWidth 0), at least `atLeast` of them ours. */
 async function expectIconsLoaded(scope: Locator, atLeast: number) {
-	const images = await loadedImages(scope);
-	const ours = images.filter((i) => i.src.includes(`/icons/${PKG}/`));
-	expect(ours.length).toBeGreaterThanOrEqual(atLeast);
+	const ours = (images: ImageState[]) => images.filter((i) => i.src.includes(`/icons/${PKG}/`)).length;
+	const images = await settled(() => loadedImages(scope), (all) => ours(all) >= atLeast);
+	expect(ours(images)).toBeGreaterThanOrEqual(atLeast);
 	expect(images.filter((i) => !i.complete || i.naturalWidth === 0)).toEqual([]);
 }
 
@@ -199,12 +214,13 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		const ours = workflow.nodes.filter((n) => n.type.startsWith(`${PKG}.`));
 		await timings.time(`example ${file}`, async () => {
 			await openWorkflow(workflow.id);
-			await expect(page.getByTestId('canvas-node').count()).resolves.toBe(workflow.nodes.length);
+			const nodes = page.getByTestId('canvas-node');
+			await expect(settled(() => nodes.count(), (n) => n === workflow.nodes.length)).resolves.toBe(workflow.nodes.length);
 			await expectIconsLoaded(page.getByTestId('canvas-wrapper'), ours.length);
 			await shot(page, `example-${slug(file)}`);
 			for (const node of ours) {
 				const ndv = await openNode(node.name);
-				await expect(ndv.getByTestId('node-parameters').getByTestId('parameter-item').first().isVisible()).resolves.toBe(true);
+				await ndv.getByTestId('node-parameters').getByTestId('parameter-item').first().waitFor();
 				// The AI tool variant (marketplaceTool) is n8n's own derivation; the others have their description here.
 				const description = described.get(node.type);
 				if (description) await expectPanelRenders(ndv, visibleProperties(description.properties, node.parameters, node.typeVersion));
@@ -246,7 +262,7 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		const ndv = await openNode(ORDER_ARRIVES.trigger);
 		const { properties } = described.get(TYPES.trigger)!;
 		await expectPanelRenders(ndv, visibleProperties(properties, {}, 1));
-		await expect(ndv.getByText('The service only delivers to public https addresses').isVisible()).resolves.toBe(true);
+		await ndv.getByText('The service only delivers to public https addresses').waitFor();
 		const webhooks = ndv.locator('.webhooks');
 		await webhooks.locator('.headline').click();
 		const url = webhooks.locator('.webhook-url');
@@ -299,7 +315,7 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		const failure = dialog.getByText('Couldn’t connect with these settings');
 		await failure.waitFor();
 		await dialog.getByText('More details').click();
-		const details = await dialog.innerText();
+		const details = await settled(() => dialog.innerText(), (text) => /401|unauthori[sz]ed/i.test(text));
 		expect(details).toMatch(/401|unauthori[sz]ed/i);
 		expect(details).not.toContain(BAD_KEY);
 		await shot(dialog, 'credential-error');
@@ -317,12 +333,14 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		const app = items.filter({ has: page.getByTestId('node-creator-item-name').getByText('Marketplace', { exact: true }) });
 		await app.waitFor();
 		// n8n folds a node and its "<name> Trigger" into one app entry; the polling trigger stands alone.
-		await expect(items.getByTestId('node-creator-item-name').allInnerTexts()).resolves.toEqual(['Marketplace', 'Marketplace Polling Trigger']);
+		const names = items.getByTestId('node-creator-item-name');
+		const found = ['Marketplace', 'Marketplace Polling Trigger'];
+		await expect(settled(() => names.allInnerTexts(), (n) => n.join() === found.join())).resolves.toEqual(found);
 		await expectIconsLoaded(creator, 2);
 		await shot(creator, 'node-creator-search');
 		await app.click();
-		await expect(creator.getByText('Triggers (1)').isVisible()).resolves.toBe(true);
-		await expect(creator.getByText('On new Marketplace event').isVisible()).resolves.toBe(true);
+		await creator.getByText('Triggers (1)').waitFor();
+		await creator.getByText('On new Marketplace event').waitFor();
 		// In a workflow without a trigger the actions start folded: unfolded, each operation's action is listed.
 		await creator.getByText('Actions (19)').click();
 		const actions = described
@@ -330,9 +348,12 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 			.properties.filter((p) => p.name === 'operation')
 			.flatMap((p) => (p.options ?? []).map((o) => o.action));
 		expect(actions).toHaveLength(19);
-		const missing: string[] = [];
-		for (const action of actions) if (!(await creator.getByText(action!, { exact: true }).isVisible())) missing.push(action!);
-		expect(missing).toEqual([]);
+		const missingActions = async () => {
+			const missing: string[] = [];
+			for (const action of actions) if (!(await creator.getByText(action!, { exact: true }).isVisible())) missing.push(action!);
+			return missing;
+		};
+		await expect(settled(missingActions, (missing) => missing.length === 0)).resolves.toEqual([]);
 		await expectIconsLoaded(creator, 2 + actions.length);
 		await shot(creator, 'node-creator-app');
 		expectNoProblems();
