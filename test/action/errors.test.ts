@@ -6,11 +6,11 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { testCredential } from '../engine/harness';
-import { Bench, credentialType, errorOf } from './helpers';
+import { NodeFixture, credentialType, errorOf } from './helpers';
 
-const bench = new Bench();
-beforeAll(async () => await bench.start());
-afterAll(async () => await bench.close());
+const fixture = new NodeFixture();
+beforeAll(async () => await fixture.start());
+afterAll(async () => await fixture.close());
 
 /** Nothing the node recorded or output mentions the API key. */
 function expectNoKey(value: unknown, apiKey: string) {
@@ -18,7 +18,7 @@ function expectNoKey(value: unknown, apiKey: string) {
 }
 
 test('problem+json invalid-request: slug, status, detail, pointer with its detail, the request id of the request', async () => {
-	const r = await bench.run({ resource: 'return', operation: 'getAll', filters: { statuses: 'Requested,Bogus' }, limit: 5 });
+	const r = await fixture.run({ resource: 'return', operation: 'getAll', filters: { statuses: 'Requested,Bogus' }, limit: 5 });
 	const error = errorOf(r);
 	expect(r.sent).toHaveLength(1);
 	expect(r.sent[0].rawQuery).toBe('statuses=Requested,Bogus&page=1&limit=5');
@@ -30,11 +30,11 @@ test('problem+json invalid-request: slug, status, detail, pointer with its detai
 	);
 	expect(error.description).toMatch(/Fix the named fields/);
 	expect(error.context).toMatchObject({ itemIndex: 0 });
-	expectNoKey(r.error, bench.apiKey);
+	expectNoKey(r.error, fixture.apiKey);
 });
 
 test('the {statusCode, message, path} shape of connect: every field named, status and request id', async () => {
-	const r = await bench.run({
+	const r = await fixture.run({
 		resource: 'saleChannel',
 		operation: 'connect',
 		brandId: '1',
@@ -50,13 +50,13 @@ test('the {statusCode, message, path} shape of connect: every field named, statu
 	expect(error.message).toContain('[/saleChannelName: saleChannelName must be one of Amazon, Shopify, Zalando (case-sensitive); /fulfillmentModel: fulfillmentModel must be one of Merchant, Marketplace (case-sensitive)]');
 	expect(error.message).toContain(`(request id ${requestId})`);
 	expect(error.description).toMatch(/Fix the named fields/);
-	expectNoKey(r.error, bench.apiKey);
-	expect(await bench.control.state('connections')).toEqual([]);
+	expectNoKey(r.error, fixture.apiKey);
+	expect(await fixture.control.state('connections')).toEqual([]);
 });
 
 test('401 with an unknown key: a clear message, the key nowhere in the error', async () => {
 	const badKey = 'mk_live_this-key-must-never-be-shown-123';
-	const r = await bench.run({ resource: 'order', operation: 'get', orderId: '1001' }, { apiKey: badKey });
+	const r = await fixture.run({ resource: 'order', operation: 'get', orderId: '1001' }, { apiKey: badKey });
 	const error = errorOf(r);
 	expect(r.sent).toHaveLength(1);
 	expect(r.sent[0].authorization).toBe(`Bearer ${badKey}`);
@@ -68,26 +68,26 @@ test('401 with an unknown key: a clear message, the key nowhere in the error', a
 });
 
 test('403 for a key without the permission', async () => {
-	const { apiKey } = await bench.control.createUser({ permissions: ['orders.read'], brandIds: [1] });
-	const r = await bench.run({ resource: 'product', operation: 'getAll', limit: 1 }, { apiKey });
+	const { apiKey } = await fixture.control.createUser({ permissions: ['orders.read'], brandIds: [1] });
+	const r = await fixture.run({ resource: 'product', operation: 'getAll', limit: 1 }, { apiKey });
 	expect(errorOf(r)).toMatchObject({ httpCode: '403' });
 	expect(errorOf(r).message).toMatch(/^forbidden \(403\): the API key lacks permission products\.read \(request id \S+\)$/);
 	expectNoKey(r.error, apiKey);
-	expectNoKey(r.error, bench.apiKey);
+	expectNoKey(r.error, fixture.apiKey);
 });
 
 test('a network error names the code and the attempts, not the key', async () => {
-	const r = await bench.run(
+	const r = await fixture.run(
 		{ resource: 'brand', operation: 'getAll', returnAll: true, requestOptions: { maxAttempts: 1 } },
 		{ baseUrl: 'http://127.0.0.1:1' },
 	);
 	const error = errorOf(r);
 	expect(error.message).toMatch(/^network error ECONNREFUSED after 1 attempt \(request id [0-9a-f-]{36}\)$/);
-	expectNoKey(r.error, bench.apiKey);
+	expectNoKey(r.error, fixture.apiKey);
 });
 
 test('continueOnFail error items carry message, description and httpCode, without the key', async () => {
-	const r = await bench.run(
+	const r = await fixture.run(
 		{ resource: 'brandHealth', operation: 'get', brandId: '={{ $json.b }}' },
 		{ inputItems: [{ json: { b: 6 } }, { json: { b: 1 } }], continueOnFail: true },
 	);
@@ -97,12 +97,12 @@ test('continueOnFail error items carry message, description and httpCode, withou
 		details: { httpCode: '403', description: expect.any(String) },
 	});
 	expect(r.items[1].json.brandId).toBe(1);
-	expectNoKey(r.items, bench.apiKey);
+	expectNoKey(r.items, fixture.apiKey);
 });
 
 describe('"On Error: Continue (using error output)"', () => {
 	test('a failed item goes to the error output, paired with its input; the others to the main output', async () => {
-		const r = await bench.run(
+		const r = await fixture.run(
 			{ resource: 'order', operation: 'get', orderId: '={{ $json.o }}' },
 			{ inputItems: [{ json: { o: 1001 } }, { json: { o: 999999 } }, { json: { o: 'x' } }, { json: { o: 1002 } }], onError: 'continueErrorOutput' },
 		);
@@ -114,11 +114,11 @@ describe('"On Error: Continue (using error output)"', () => {
 		expect(r.errorItems[0].json).toMatchObject({ o: 999999, error: expect.stringMatching(/^not-found \(404\)/), details: { httpCode: '404' } });
 		expect(r.errorItems[1].json).toMatchObject({ o: 'x', error: expect.stringMatching(/Order ID/) });
 		expect(r.errorItems.map((i) => (i.pairedItem as { item: number }).item)).toEqual([1, 2]);
-		expectNoKey([r.items, r.errorItems], bench.apiKey);
+		expectNoKey([r.items, r.errorItems], fixture.apiKey);
 	});
 
 	test('"Continue (regular output)" keeps them on the one output, in order', async () => {
-		const r = await bench.run(
+		const r = await fixture.run(
 			{ resource: 'order', operation: 'get', orderId: '={{ $json.o }}' },
 			{ inputItems: [{ json: { o: 1001 } }, { json: { o: 999999 } }], onError: 'continueRegularOutput' },
 		);
@@ -130,14 +130,14 @@ describe('"On Error: Continue (using error output)"', () => {
 
 describe('credential test', () => {
 	test('passes with the demo key, and with a valid key that has no permissions at all', async () => {
-		const before = (await bench.control.requests()).length;
-		await expect(testCredential(credentialType, { baseUrl: bench.sandbox.baseUrl, apiKey: bench.apiKey })).resolves.toEqual({
+		const before = (await fixture.control.requests()).length;
+		await expect(testCredential(credentialType, { baseUrl: fixture.sandbox.baseUrl, apiKey: fixture.apiKey })).resolves.toEqual({
 			status: 'OK',
 			message: 'Connection successful!',
 		});
-		const { apiKey } = await bench.control.createUser({ permissions: [] });
-		await expect(testCredential(credentialType, { baseUrl: `${bench.sandbox.baseUrl}/`, apiKey })).resolves.toMatchObject({ status: 'OK' });
-		const sent = (await bench.control.requests()).slice(before);
+		const { apiKey } = await fixture.control.createUser({ permissions: [] });
+		await expect(testCredential(credentialType, { baseUrl: `${fixture.sandbox.baseUrl}/`, apiKey })).resolves.toMatchObject({ status: 'OK' });
+		const sent = (await fixture.control.requests()).slice(before);
 		expect(sent.map((s) => [s.method, s.path, s.status])).toEqual([
 			['GET', '/v1/webhook-endpoints', 200],
 			['GET', '/v1/webhook-endpoints', 200],
@@ -145,11 +145,11 @@ describe('credential test', () => {
 	});
 
 	test('fails with an unknown or revoked key', async () => {
-		const unknown = await testCredential(credentialType, { baseUrl: bench.sandbox.baseUrl, apiKey: 'mk_nope' });
+		const unknown = await testCredential(credentialType, { baseUrl: fixture.sandbox.baseUrl, apiKey: 'mk_nope' });
 		expect(unknown.status).toBe('Error');
-		const { apiKey } = await bench.control.createUser({});
-		await bench.control.revokeKey(apiKey);
-		const revoked = await testCredential(credentialType, { baseUrl: bench.sandbox.baseUrl, apiKey });
+		const { apiKey } = await fixture.control.createUser({});
+		await fixture.control.revokeKey(apiKey);
+		const revoked = await testCredential(credentialType, { baseUrl: fixture.sandbox.baseUrl, apiKey });
 		expect(revoked.status).toBe('Error');
 		expect(JSON.stringify([unknown, revoked])).not.toContain(apiKey);
 		void ({} as IDataObject);

@@ -9,6 +9,7 @@ import { Marketplace } from '../../nodes/Marketplace/Marketplace.node';
 import { runNode, type RunNodeOptions, type RunNodeResult } from '../engine/harness';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbox';
 import type { LoggedRequest } from '../sandbox/requestLog';
+import { startReceiver, type Receiver } from '../sandbox/testkit';
 
 export const node = new Marketplace();
 export const credentialType = new MarketplaceApi();
@@ -57,7 +58,7 @@ export function sentOf(entry: LoggedRequest): Sent {
 }
 
 /** One sandbox for a test file; `run` executes the node and returns its result and the requests it caused. */
-export class Bench {
+export class NodeFixture {
 	sandbox!: SandboxHandle;
 
 	constructor(private readonly options: SandboxOptions = {}) {}
@@ -100,6 +101,24 @@ export class Bench {
 		const sent = (await this.control.requests(before)).map(sentOf);
 		return { ...result, sent, items: result.outputs?.[0] ?? [], errorItems: result.outputs?.[1] ?? [] };
 	}
+}
+
+/**
+ * For a test file: a fixture whose sandbox may deliver to loopback URLs, and a webhook receiver there
+ * answering 204, started before the file's tests and stopped after them.
+ */
+export function fixtureWithReceiver(): { fixture: NodeFixture; receiver: () => Receiver } {
+	const fixture = new NodeFixture({ allowHttpLoopback: true });
+	let receiver: Receiver | undefined;
+	beforeAll(async () => {
+		await fixture.start();
+		receiver = await startReceiver(204);
+	});
+	afterAll(async () => {
+		await receiver?.close();
+		await fixture.close();
+	});
+	return { fixture, receiver: () => receiver! };
 }
 
 /** Items whose json is `json[i]`. */

@@ -4,17 +4,17 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { Bench, errorOf, expectUniqueRequestIds, expectWrite, items, pairs } from './helpers';
+import { NodeFixture, errorOf, expectUniqueRequestIds, expectWrite, items, pairs } from './helpers';
 
-const bench = new Bench();
-beforeAll(async () => await bench.start());
-afterAll(async () => await bench.close());
+const fixture = new NodeFixture();
+beforeAll(async () => await fixture.start());
+afterAll(async () => await fixture.close());
 
 async function newOrders(count: number, brandId = 1, status: 'Created' | 'Packed' = 'Created'): Promise<number[]> {
-	const { firstId, lastId } = await bench.control.generateOrders({ count, brandId, status });
+	const { firstId, lastId } = await fixture.control.generateOrders({ count, brandId, status });
 	return Array.from({ length: lastId - firstId + 1 }, (_, i) => firstId + i);
 }
-const statusOf = async (id: number) => (await bench.control.state<IDataObject>('orders', id)).status;
+const statusOf = async (id: number) => (await fixture.control.state<IDataObject>('orders', id)).status;
 
 test('mixed results over several items, batch size 2: ceil(n/2) requests, each result paired with its item', async () => {
 	const created = await newOrders(3);
@@ -27,7 +27,7 @@ test('mixed results over several items, batch size 2: ceil(n/2) requests, each r
 		{ ids: created[2] },
 		{ ids: [outOfScope] },
 	);
-	const r = await bench.run(
+	const r = await fixture.run(
 		{ resource: 'fulfillment', operation: 'markPacked', orderIds: '={{ $json.ids }}', options: { batchSize: 2 } },
 		{ inputItems: input },
 	);
@@ -35,7 +35,7 @@ test('mixed results over several items, batch size 2: ceil(n/2) requests, each r
 	const all = [created[0], created[1], packed, unknown, created[2], outOfScope];
 	expect(r.sent).toHaveLength(Math.ceil(all.length / 2));
 	r.sent.forEach((s) => {
-		expectWrite(s, bench.apiKey, 'POST');
+		expectWrite(s, fixture.apiKey, 'POST');
 		expect(s).toMatchObject({ path: '/v1/fulfillment/orders/packed', rawQuery: '' });
 	});
 	expect(r.sent.map((s) => s.body)).toEqual([
@@ -65,7 +65,7 @@ test('mixed results over several items, batch size 2: ceil(n/2) requests, each r
 
 test('the default batch packs 150 ids from 150 items in ceil(150/100) = 2 requests', async () => {
 	const ids = await newOrders(150, 3);
-	const r = await bench.run(
+	const r = await fixture.run(
 		{ resource: 'fulfillment', operation: 'markPacked', orderIds: '={{ $json.id }}' },
 		{ inputItems: ids.map((id) => ({ json: { id } })) },
 	);
@@ -74,13 +74,13 @@ test('the default batch packs 150 ids from 150 items in ceil(150/100) = 2 reques
 	expect(r.items).toHaveLength(150);
 	expect(pairs(r.items)).toEqual(ids.map((_, i) => i));
 	expect(r.items.every((i) => i.json.success === true)).toBe(true);
-	const stored = await bench.control.state<IDataObject>('orders');
+	const stored = await fixture.control.state<IDataObject>('orders');
 	expect(stored.filter((o) => ids.includes(o.id as number) && o.status === 'Packed')).toHaveLength(150);
 });
 
 test('Fail on Any Failed Order: the node fails naming the failed orders; the others are packed', async () => {
 	const [ok] = await newOrders(1);
-	const r = await bench.run(
+	const r = await fixture.run(
 		{ resource: 'fulfillment', operation: 'markPacked', orderIds: `${ok},999998`, options: { failOnItemError: true } },
 	);
 	const error = errorOf(r);
@@ -92,7 +92,7 @@ test('Fail on Any Failed Order: the node fails naming the failed orders; the oth
 test('Resend Failed Orders: only the failed ids go again, each round under a new key', async () => {
 	const [a, b] = await newOrders(2);
 	const [packed] = await newOrders(1, 1, 'Packed');
-	const r = await bench.run(
+	const r = await fixture.run(
 		{ resource: 'fulfillment', operation: 'markPacked', orderIds: '={{ $json.ids }}', options: { resendRounds: 2 } },
 		{ inputItems: items({ ids: [a, packed] }, { ids: [b, 999_997] }) },
 	);
@@ -121,9 +121,9 @@ test('a user key: batch N is sent as <key>-N, resends as <key>-N-resendR; a re-r
 		orderIds: `${ids.join(',')},999996`,
 		options: { batchSize: 2, resendRounds: 1, idempotencyKey: 'evening-run' },
 	};
-	const r = await bench.run(parameters);
+	const r = await fixture.run(parameters);
 	expect(r.sent.map((s) => s.idempotencyKey)).toEqual(['evening-run-1', 'evening-run-2', 'evening-run-3-resend1']);
-	const again = await bench.run(parameters);
+	const again = await fixture.run(parameters);
 	expect(again.sent.map((s) => [s.idempotencyKey, s.replayed])).toEqual([
 		['evening-run-1', true],
 		['evening-run-2', true],
@@ -134,7 +134,7 @@ test('a user key: batch N is sent as <key>-N, resends as <key>-N-resendR; a re-r
 
 test('continueOnFail: a bad item becomes an error item paired with it, the good items are packed', async () => {
 	const [a, b] = await newOrders(2);
-	const r = await bench.run(
+	const r = await fixture.run(
 		{ resource: 'fulfillment', operation: 'markPacked', orderIds: '={{ $json.ids }}' },
 		{ inputItems: items({ ids: a }, { ids: 'abc' }, { ids: b }), continueOnFail: true },
 	);
@@ -151,8 +151,8 @@ test('continueOnFail: a bad item becomes an error item paired with it, the good 
 
 test('"Continue (using error output)": a bad item and a failed batch go to the error output; packed orders to the main output', async () => {
 	const ids = await newOrders(4);
-	await bench.control.injectFault({ route: 'markOrdersPacked', mode: '500', count: 1 });
-	const r = await bench.run(
+	await fixture.control.injectFault({ route: 'markOrdersPacked', mode: '500', count: 1 });
+	const r = await fixture.run(
 		{ resource: 'fulfillment', operation: 'markPacked', orderIds: '={{ $json.id }}', options: { batchSize: 2 }, requestOptions: { maxAttempts: 1 } },
 		{ inputItems: [...ids.map((id) => ({ json: { id } })), { json: { id: 'abc' } }], onError: 'continueErrorOutput' },
 	);
@@ -174,8 +174,8 @@ test('"Continue (using error output)": a bad item and a failed batch go to the e
 
 test('continueOnFail: a batch whose request fails gives error items for its orders only', async () => {
 	const ids = await newOrders(4);
-	await bench.control.injectFault({ route: 'markOrdersPacked', mode: '500', count: 1 });
-	const r = await bench.run(
+	await fixture.control.injectFault({ route: 'markOrdersPacked', mode: '500', count: 1 });
+	const r = await fixture.run(
 		{
 			resource: 'fulfillment',
 			operation: 'markPacked',

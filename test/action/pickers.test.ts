@@ -6,42 +6,32 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { listSearch, loadOptions, type EditorCallOptions } from '../engine/editor';
-import { startReceiver, type Receiver } from '../sandbox/testkit';
-import { Bench, credentialType, node } from './helpers';
+import { fixtureWithReceiver, credentialType, node } from './helpers';
 
-const bench = new Bench({ allowHttpLoopback: true });
-let receiver: Receiver;
-beforeAll(async () => {
-	await bench.start();
-	receiver = await startReceiver(204);
-});
-afterAll(async () => {
-	await receiver.close();
-	await bench.close();
-});
+const { fixture, receiver } = fixtureWithReceiver();
 
 const rl = (value: string, mode = 'list') => ({ __rl: true, mode, value });
 
-function panel(parameters: INodeParameters, apiKey = bench.apiKey): EditorCallOptions {
+function panel(parameters: INodeParameters, apiKey = fixture.apiKey): EditorCallOptions {
 	return {
 		node,
 		typeVersion: 2,
 		credentialTypes: [credentialType],
-		credentials: { marketplaceApi: { baseUrl: bench.sandbox.baseUrl, apiKey } },
+		credentials: { marketplaceApi: { baseUrl: fixture.sandbox.baseUrl, apiKey } },
 		parameters,
 	};
 }
 
 async function requestsDuring<T>(call: () => Promise<T>): Promise<{ result: T; paths: string[] }> {
-	const before = (await bench.control.requests()).at(-1)?.seq ?? 0;
+	const before = (await fixture.control.requests()).at(-1)?.seq ?? 0;
 	const result = await call();
-	return { result, paths: (await bench.control.requests(before)).map((r) => `${r.method} ${r.path}?${r.rawQuery}`) };
+	return { result, paths: (await fixture.control.requests(before)).map((r) => `${r.method} ${r.path}?${r.rawQuery}`) };
 }
 
 describe('Brand picker', () => {
 	test('lists the brands of the key\'s scope, one request, and the search box filters by name or ID', async () => {
-		const { apiKey } = await bench.control.createUser({ brandIds: [2, 3] });
-		const brands = (await bench.control.state<{ id: number; name: string }>('brands')).filter((b) => [2, 3].includes(b.id));
+		const { apiKey } = await fixture.control.createUser({ brandIds: [2, 3] });
+		const brands = (await fixture.control.state<{ id: number; name: string }>('brands')).filter((b) => [2, 3].includes(b.id));
 		const opts = { ...panel({ resource: 'brandHealth', operation: 'get' }, apiKey), method: 'searchBrands', parameter: 'brandId' };
 
 		const all = await requestsDuring(async () => await listSearch(opts));
@@ -54,14 +44,14 @@ describe('Brand picker', () => {
 	});
 
 	test('a key without brands.read gets a message that names the permission and the way on', async () => {
-		const { apiKey } = await bench.control.createUser({ permissions: ['brand-health.read'], brandIds: [1] });
+		const { apiKey } = await fixture.control.createUser({ permissions: ['brand-health.read'], brandIds: [1] });
 		const error = await listSearch({ ...panel({}, apiKey), method: 'searchBrands', parameter: 'brandId' }).catch((e: Error) => e);
 		expect(error).toBeInstanceOf(Error);
 		expect((error as Error).message).toMatch(/lacks the brands\.read permission.*By ID/);
 	});
 
 	test('lists go through the transport: a 429 is waited out and retried, not shown to the user', async () => {
-		await bench.control.injectFault({ route: 'listBrands', mode: '429', retryAfterSeconds: 1, count: 1 });
+		await fixture.control.injectFault({ route: 'listBrands', mode: '429', retryAfterSeconds: 1, count: 1 });
 		const { result, paths } = await requestsDuring(
 			async () => await listSearch({ ...panel({}), method: 'searchBrands', parameter: 'brandId' }),
 		);
@@ -72,25 +62,25 @@ describe('Brand picker', () => {
 
 describe('Webhook Endpoint picker', () => {
 	test('shows the user\'s own endpoints with URL and status, nobody else\'s', async () => {
-		const { apiKey } = await bench.control.createUser({ brandIds: [1] });
-		const { apiKey: otherKey } = await bench.control.createUser({ brandIds: [1] });
+		const { apiKey } = await fixture.control.createUser({ brandIds: [1] });
+		const { apiKey: otherKey } = await fixture.control.createUser({ brandIds: [1] });
 		const create = async (key: string, description: string) =>
 			(
-				await bench.run(
-					{ resource: 'webhookEndpoint', operation: 'create', url: receiver.url, eventTypes: ['order.created'], description },
+				await fixture.run(
+					{ resource: 'webhookEndpoint', operation: 'create', url: receiver().url, eventTypes: ['order.created'], description },
 					{ apiKey: key },
 				)
 			).items[0].json as IDataObject;
 		const mine = await create(apiKey, 'warehouse');
 		await create(otherKey, 'someone else');
-		await bench.run(
+		await fixture.run(
 			{ resource: 'webhookEndpoint', operation: 'update', endpointId: rl(String(mine.id)), updateFields: { status: 'Disabled' } },
 			{ apiKey },
 		);
 
 		const opts = { ...panel({ resource: 'webhookEndpoint', operation: 'get' }, apiKey), method: 'searchWebhookEndpoints', parameter: 'endpointId' };
 		expect((await listSearch(opts)).results).toEqual([
-			{ name: `${receiver.url} (Disabled)`, value: String(mine.id), description: 'warehouse' },
+			{ name: `${receiver().url} (Disabled)`, value: String(mine.id), description: 'warehouse' },
 		]);
 		expect((await listSearch({ ...opts, filter: 'WAREHOUSE' })).results).toHaveLength(1);
 		expect((await listSearch({ ...opts, filter: 'elsewhere' })).results).toHaveLength(0);
@@ -99,7 +89,7 @@ describe('Webhook Endpoint picker', () => {
 
 describe('Brand Health categories', () => {
 	test('loaded for the chosen brand, as the service names them (commas included)', async () => {
-		const expected = ((await bench.control.state<{ brandId: number; categories: string[] }>('brandHealth')).find((h) => h.brandId === 2))!.categories;
+		const expected = ((await fixture.control.state<{ brandId: number; categories: string[] }>('brandHealth')).find((h) => h.brandId === 2))!.categories;
 		const opts = { ...panel({ resource: 'brandHealth', operation: 'get', brandId: rl('2') }), method: 'getBrandHealthCategories', parameter: 'filters.categories' };
 		const { result, paths } = await requestsDuring(async () => await loadOptions(opts));
 		expect(paths).toEqual(['GET /v1/brand-health?brandId=2']);
@@ -117,38 +107,38 @@ describe('Brand Health categories', () => {
 
 describe('the parameters the pickers fill, in n8n\'s engine', () => {
 	test('version 2: a picked brand and picked categories send brandId and repeated categories keys', async () => {
-		const r = await bench.run({ resource: 'brandHealth', operation: 'get', brandId: rl('2'), filters: { categories: ['Home, Garden'] } });
+		const r = await fixture.run({ resource: 'brandHealth', operation: 'get', brandId: rl('2'), filters: { categories: ['Home, Garden'] } });
 		expect(r.error).toBeUndefined();
 		expect(r.sent.map((s) => `${s.path}?${s.rawQuery}`)).toEqual(['/v1/brand-health?brandId=2&categories=Home%2C%20Garden']);
 	});
 
 	test('version 2: By ID and an expression work like the list', async () => {
-		const byId = await bench.run({ resource: 'brandHealth', operation: 'get', brandId: rl(' 3 ', 'id') });
+		const byId = await fixture.run({ resource: 'brandHealth', operation: 'get', brandId: rl(' 3 ', 'id') });
 		expect(byId.sent.map((s) => s.rawQuery)).toEqual(['brandId=3']);
-		const expression = await bench.run(
+		const expression = await fixture.run(
 			{ resource: 'brandHealth', operation: 'get', brandId: rl('={{ $json.brand }}', 'id') },
 			{ inputItems: [{ json: { brand: 4 } }] },
 		);
 		expect(expression.sent.map((s) => s.rawQuery)).toEqual(['brandId=4']);
 		// a typed ID is checked by n8n itself (the mode's validation), before the workflow runs
-		const before = (await bench.control.requests()).at(-1)?.seq ?? 0;
-		await expect(bench.run({ resource: 'brandHealth', operation: 'get', brandId: rl('abc', 'id') })).rejects.toThrow(
+		const before = (await fixture.control.requests()).at(-1)?.seq ?? 0;
+		await expect(fixture.run({ resource: 'brandHealth', operation: 'get', brandId: rl('abc', 'id') })).rejects.toThrow(
 			/Not a valid brand ID: a whole number of 1 or more/,
 		);
 		// an expression is checked by the node, per item, naming the field
-		const bad = await bench.run({ resource: 'brandHealth', operation: 'get', brandId: rl('={{ "abc" }}', 'id') });
+		const bad = await fixture.run({ resource: 'brandHealth', operation: 'get', brandId: rl('={{ "abc" }}', 'id') });
 		expect(bad.error?.message).toBe('Invalid parameter "Brand": must be a whole number of 1 or more, got "abc"');
-		expect(await bench.control.requests(before)).toEqual([]);
+		expect(await fixture.control.requests(before)).toEqual([]);
 	});
 
 	test('version 1 (saved before the pickers): plain IDs and free-text categories still run, errors name the old fields', async () => {
-		const v1 = await bench.run(
+		const v1 = await fixture.run(
 			{ resource: 'brandHealth', operation: 'get', brandId: '2', filters: { categories: ['Home, Garden'] } },
 			{ typeVersion: 1 },
 		);
 		expect(v1.error).toBeUndefined();
 		expect(v1.sent.map((s) => s.rawQuery)).toEqual(['brandId=2&categories=Home%2C%20Garden']);
-		const bad = await bench.run({ resource: 'webhookEndpoint', operation: 'get', endpointId: 'first' }, { typeVersion: 1 });
+		const bad = await fixture.run({ resource: 'webhookEndpoint', operation: 'get', endpointId: 'first' }, { typeVersion: 1 });
 		expect(bad.error?.message).toMatch(/^Invalid parameter "Webhook Endpoint ID"/);
 		expect(bad.sent).toEqual([]);
 	});

@@ -3,18 +3,18 @@
  * Return All that needs more requests than one window allows completes without a single 429.
  */
 import { useSteppedClock } from './clock';
-import { Bench, expectUniqueRequestIds, items } from './helpers';
+import { NodeFixture, expectUniqueRequestIds, items } from './helpers';
 
 describe('one execution', () => {
-	const bench = new Bench({ quota: 5, windowSeconds: 2 });
-	beforeAll(async () => await bench.start());
-	afterAll(async () => await bench.close());
-	const clock = useSteppedClock(() => bench.control);
+	const fixture = new NodeFixture({ quota: 5, windowSeconds: 2 });
+	beforeAll(async () => await fixture.start());
+	afterAll(async () => await fixture.close());
+	const clock = useSteppedClock(() => fixture.control);
 
 	test('three items of Return All over the products (12 requests, quota 5 per 2 s): zero 429 answers', async () => {
-		const products = (await bench.control.state<{ brandId: number }>('products')).filter((p) => p.brandId <= 5);
+		const products = (await fixture.control.state<{ brandId: number }>('products')).filter((p) => p.brandId <= 5);
 		const pages = Math.ceil(products.length / 100);
-		const r = await bench.run(
+		const r = await fixture.run(
 			{ resource: 'product', operation: 'getAll', returnAll: true, filters: { brandIds: '={{ $json.brands }}' } },
 			{ inputItems: items({ brands: '1,2,3,4,5' }, { brands: '1,2,3,4,5' }, { brands: '1,2,3,4,5' }) },
 		);
@@ -33,14 +33,14 @@ describe('one execution', () => {
 		}
 
 		// A second run right after (same credential) goes on pacing from what the first one learned.
-		const again = await bench.run({ resource: 'brand', operation: 'getAll', limit: 1 }, { inputItems: items({}, {}, {}, {}, {}, {}) });
+		const again = await fixture.run({ resource: 'brand', operation: 'getAll', limit: 1 }, { inputItems: items({}, {}, {}, {}, {}, {}) });
 		expect(again.sent.map((s) => s.status)).toEqual([200, 200, 200, 200, 200, 200]);
 	});
 });
 
 // On the system clock: what goes wrong here is the order in which concurrent answers arrive.
 describe('three executions sharing one credential', () => {
-	const shared = new Bench({ quota: 20, windowSeconds: 2 });
+	const shared = new NodeFixture({ quota: 20, windowSeconds: 2 });
 	beforeAll(async () => await shared.start());
 	afterAll(async () => await shared.close());
 

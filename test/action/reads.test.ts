@@ -4,20 +4,20 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { Bench, expectRead, expectUniqueRequestIds, items, pairs } from './helpers';
+import { NodeFixture, expectRead, expectUniqueRequestIds, items, pairs } from './helpers';
 
-const bench = new Bench();
-beforeAll(async () => await bench.start());
-afterAll(async () => await bench.close());
+const fixture = new NodeFixture();
+beforeAll(async () => await fixture.start());
+afterAll(async () => await fixture.close());
 
 const ids = (out: { json: IDataObject }[]) => out.map((i) => i.json.id as number);
 
 describe('product.getAll', () => {
 	test('Limit: one page, comma-separated brandIds, one item per product paired with its input', async () => {
-		const r = await bench.run({ resource: 'product', operation: 'getAll', filters: { brandIds: '1, 2' }, limit: 3 });
+		const r = await fixture.run({ resource: 'product', operation: 'getAll', filters: { brandIds: '1, 2' }, limit: 3 });
 		expect(r.error).toBeUndefined();
 		expect(r.sent).toHaveLength(1);
-		expectRead(r.sent[0], bench.apiKey);
+		expectRead(r.sent[0], fixture.apiKey);
 		expect(r.sent[0].path).toBe('/v1/products');
 		expect(r.sent[0].rawQuery).toBe('brandIds=1,2&page=1&limit=3');
 		expect(r.items).toHaveLength(3);
@@ -29,16 +29,16 @@ describe('product.getAll', () => {
 	});
 
 	test('empty Brand IDs is not sent at all', async () => {
-		const r = await bench.run({ resource: 'product', operation: 'getAll', filters: { brandIds: '' }, limit: 2 });
+		const r = await fixture.run({ resource: 'product', operation: 'getAll', filters: { brandIds: '' }, limit: 2 });
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['page=1&limit=2']);
 		expect(r.items).toHaveLength(2);
 	});
 
 	test('Return All over 320 products: ceil(320/100) = 4 requests with the same filters, every product once', async () => {
-		const all = await bench.control.state<{ id: number; brandId: number }>('products');
+		const all = await fixture.control.state<{ id: number; brandId: number }>('products');
 		const inScope = all.filter((p) => p.brandId <= 5);
 		expect(inScope.length).toBeGreaterThanOrEqual(250);
-		const r = await bench.run({ resource: 'product', operation: 'getAll', returnAll: true, filters: { brandIds: '1,2,3,4,5' } });
+		const r = await fixture.run({ resource: 'product', operation: 'getAll', returnAll: true, filters: { brandIds: '1,2,3,4,5' } });
 		expect(r.error).toBeUndefined();
 		const pages = Math.ceil(inScope.length / 100);
 		expect(r.sent).toHaveLength(pages);
@@ -51,7 +51,7 @@ describe('product.getAll', () => {
 	});
 
 	test('two input items: each reads its own brand, outputs paired with their item', async () => {
-		const r = await bench.run(
+		const r = await fixture.run(
 			{ resource: 'product', operation: 'getAll', filters: { brandIds: '={{ $json.brand }}' }, limit: 2 },
 			{ inputItems: items({ brand: 3 }, { brand: 4 }) },
 		);
@@ -65,19 +65,19 @@ describe('product.getAll', () => {
 describe('order.getAll / order.get', () => {
 	test('comma-separated statuses and brandIds, fulfillmentModel, startDate as UTC; the whole list', async () => {
 		const startDate = new Date(Date.now() - 10 * 24 * 3_600_000).toISOString().slice(0, 10) + 'T00:00:00Z';
-		const r = await bench.run({
+		const r = await fixture.run({
 			resource: 'order',
 			operation: 'getAll',
 			filters: { statuses: ['Created', 'Packed'], brandIds: '1,3', fulfillmentModel: 'Merchant', startDate },
 		});
 		expect(r.error).toBeUndefined();
 		expect(r.sent).toHaveLength(1);
-		expectRead(r.sent[0], bench.apiKey);
+		expectRead(r.sent[0], fixture.apiKey);
 		expect(r.sent[0].path).toBe('/v1/orders');
 		expect(r.sent[0].rawQuery).toBe(
 			`statuses=Created,Packed&fulfillmentModel=Merchant&brandIds=1,3&startDate=${encodeURIComponent(startDate)}`,
 		);
-		const expected = (await bench.control.state<IDataObject>('orders')).filter(
+		const expected = (await fixture.control.state<IDataObject>('orders')).filter(
 			(o) =>
 				['Created', 'Packed'].includes(o.status as string) &&
 				[1, 3].includes(o.brandId as number) &&
@@ -90,20 +90,20 @@ describe('order.getAll / order.get', () => {
 	});
 
 	test('a date-time with an offset is sent as UTC', async () => {
-		const r = await bench.run({ resource: 'order', operation: 'getAll', filters: { startDate: '2026-01-02T01:30:00+02:00' } });
+		const r = await fixture.run({ resource: 'order', operation: 'getAll', filters: { startDate: '2026-01-02T01:30:00+02:00' } });
 		expect(r.error).toBeUndefined();
 		expect(r.sent[0].rawQuery).toBe('startDate=2026-01-01T23%3A30%3A00Z');
 	});
 
 	test('no filters: no query string at all', async () => {
-		const r = await bench.run({ resource: 'order', operation: 'getAll', filters: { statuses: [], brandIds: '', fulfillmentModel: '' } });
+		const r = await fixture.run({ resource: 'order', operation: 'getAll', filters: { statuses: [], brandIds: '', fulfillmentModel: '' } });
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['']);
-		const inScope = (await bench.control.state<IDataObject>('orders')).filter((o) => (o.brandId as number) <= 5);
+		const inScope = (await fixture.control.state<IDataObject>('orders')).filter((o) => (o.brandId as number) <= 5);
 		expect(r.items).toHaveLength(inScope.length);
 	});
 
 	test('get: one item per input item, path /v1/orders/{id}', async () => {
-		const r = await bench.run(
+		const r = await fixture.run(
 			{ resource: 'order', operation: 'get', orderId: '={{ $json.orderId }}' },
 			{ inputItems: items({ orderId: 1001 }, { orderId: '1002' }) },
 		);
@@ -112,36 +112,36 @@ describe('order.getAll / order.get', () => {
 			['/v1/orders/1001', ''],
 			['/v1/orders/1002', ''],
 		]);
-		r.sent.forEach((s) => expectRead(s, bench.apiKey));
+		r.sent.forEach((s) => expectRead(s, fixture.apiKey));
 		expectUniqueRequestIds(r.sent);
 		expect(ids(r.items)).toEqual([1001, 1002]);
-		expect(r.items[0].json).toEqual(await bench.control.state('orders', 1001));
+		expect(r.items[0].json).toEqual(await fixture.control.state('orders', 1001));
 		expect(pairs(r.items)).toEqual([0, 1]);
 	});
 });
 
 describe('return.getAll', () => {
 	test('comma-separated brandIds and statuses, page/limit', async () => {
-		const r = await bench.run({
+		const r = await fixture.run({
 			resource: 'return',
 			operation: 'getAll',
 			filters: { brandIds: '1,2,3,4,5', statuses: 'Requested, Received,Refunded' },
 			limit: 5,
 		});
 		expect(r.error).toBeUndefined();
-		expectRead(r.sent[0], bench.apiKey);
+		expectRead(r.sent[0], fixture.apiKey);
 		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([
 			['/v1/returns', 'brandIds=1,2,3,4,5&statuses=Requested,Received,Refunded&page=1&limit=5'],
 		]);
-		const expected = (await bench.control.state<IDataObject>('returns')).filter((x) => (x.brandId as number) <= 5).slice(0, 5);
+		const expected = (await fixture.control.state<IDataObject>('returns')).filter((x) => (x.brandId as number) <= 5).slice(0, 5);
 		expect(ids(r.items)).toEqual(expected.map((x) => x.id));
 		expect(pairs(r.items)).toEqual(expected.map(() => 0));
 	});
 
 	test('Return All, empty filters not sent', async () => {
-		const r = await bench.run({ resource: 'return', operation: 'getAll', returnAll: true, filters: { brandIds: '', statuses: '' } });
+		const r = await fixture.run({ resource: 'return', operation: 'getAll', returnAll: true, filters: { brandIds: '', statuses: '' } });
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['page=1&limit=100']);
-		const expected = (await bench.control.state<IDataObject>('returns')).filter((x) => (x.brandId as number) <= 5);
+		const expected = (await fixture.control.state<IDataObject>('returns')).filter((x) => (x.brandId as number) <= 5);
 		expect(r.items).toHaveLength(expected.length);
 	});
 });
@@ -149,14 +149,14 @@ describe('return.getAll', () => {
 describe('purchaseOrder.getAll / export', () => {
 	const filters = { brandIds: '1,2', saleChannelIds: '1, 2', statuses: ['Confirmed', 'Closed'] };
 	const matching = async () =>
-		(await bench.control.state<IDataObject>('purchaseOrders')).filter(
+		(await fixture.control.state<IDataObject>('purchaseOrders')).filter(
 			(po) => [1, 2].includes(po.brandId as number) && [1, 2].includes(po.saleChannelId as number),
 		);
 
 	test('getAll: repeated keys for brandIds, saleChannelIds and statuses', async () => {
-		const r = await bench.run({ resource: 'purchaseOrder', operation: 'getAll', filters, returnAll: true });
+		const r = await fixture.run({ resource: 'purchaseOrder', operation: 'getAll', filters, returnAll: true });
 		expect(r.error).toBeUndefined();
-		expectRead(r.sent[0], bench.apiKey);
+		expectRead(r.sent[0], fixture.apiKey);
 		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([
 			[
 				'/v1/vendor/purchase-orders',
@@ -169,16 +169,16 @@ describe('purchaseOrder.getAll / export', () => {
 	});
 
 	test('getAll with Limit and only a status', async () => {
-		const r = await bench.run({ resource: 'purchaseOrder', operation: 'getAll', filters: { statuses: ['Closed'] }, limit: 4 });
+		const r = await fixture.run({ resource: 'purchaseOrder', operation: 'getAll', filters: { statuses: ['Closed'] }, limit: 4 });
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['statuses=Closed&page=1&limit=4']);
 		expect(r.items).toHaveLength(4);
 		expect(r.items.every((i) => i.json.status === 'Closed')).toBe(true);
 	});
 
 	test('export: the same filters comma-separated, the whole set in one request', async () => {
-		const r = await bench.run({ resource: 'purchaseOrder', operation: 'export', filters });
+		const r = await fixture.run({ resource: 'purchaseOrder', operation: 'export', filters });
 		expect(r.error).toBeUndefined();
-		expectRead(r.sent[0], bench.apiKey);
+		expectRead(r.sent[0], fixture.apiKey);
 		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([
 			['/v1/vendor/purchase-orders/export', 'brandIds=1,2&saleChannelIds=1,2&statuses=Confirmed,Closed'],
 		]);
@@ -187,27 +187,27 @@ describe('purchaseOrder.getAll / export', () => {
 	});
 
 	test('export with empty filters sends no query', async () => {
-		const r = await bench.run({ resource: 'purchaseOrder', operation: 'export', filters: { brandIds: '', saleChannelIds: '', statuses: [] } });
+		const r = await fixture.run({ resource: 'purchaseOrder', operation: 'export', filters: { brandIds: '', saleChannelIds: '', statuses: [] } });
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['']);
 	});
 });
 
 describe('brandHealth.get', () => {
 	test('brandId and repeated categories keys; a name with a comma stays one value', async () => {
-		const r = await bench.run({
+		const r = await fixture.run({
 			resource: 'brandHealth',
 			operation: 'get',
 			brandId: '2',
 			filters: { categories: ['Home, Garden', 'Apparel'] },
 		});
 		expect(r.error).toBeUndefined();
-		expectRead(r.sent[0], bench.apiKey);
+		expectRead(r.sent[0], fixture.apiKey);
 		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([
 			['/v1/brand-health', 'brandId=2&categories=Home%2C%20Garden&categories=Apparel'],
 		]);
 		expect(r.items).toHaveLength(1);
 		expect(r.items[0].json.brandId).toBe(2);
-		const health = await bench.control.state<IDataObject>('brandHealth', 2);
+		const health = await fixture.control.state<IDataObject>('brandHealth', 2);
 		const wanted = (health.categories as string[]).filter((c) => ['Home, Garden', 'Apparel'].includes(c));
 		expect(wanted).toContain('Home, Garden');
 		expect(r.items[0].json.categories).toEqual(wanted);
@@ -216,7 +216,7 @@ describe('brandHealth.get', () => {
 	});
 
 	test('no categories: only brandId', async () => {
-		const r = await bench.run({ resource: 'brandHealth', operation: 'get', brandId: 3, filters: { categories: [] } });
+		const r = await fixture.run({ resource: 'brandHealth', operation: 'get', brandId: 3, filters: { categories: [] } });
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['brandId=3']);
 		expect(r.items[0].json.brandId).toBe(3);
 	});
@@ -224,15 +224,15 @@ describe('brandHealth.get', () => {
 
 describe('inventoryForecast.getAll', () => {
 	test('comma-separated brandIds, page/limit; Return All walks the pages', async () => {
-		const r = await bench.run({ resource: 'inventoryForecast', operation: 'getAll', filters: { brandIds: '4,5' }, limit: 7 });
+		const r = await fixture.run({ resource: 'inventoryForecast', operation: 'getAll', filters: { brandIds: '4,5' }, limit: 7 });
 		expect(r.error).toBeUndefined();
-		expectRead(r.sent[0], bench.apiKey);
+		expectRead(r.sent[0], fixture.apiKey);
 		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([['/v1/inventory-forecasts', 'brandIds=4,5&page=1&limit=7']]);
 		expect(r.items).toHaveLength(7);
 		expect(r.items.every((i) => [4, 5].includes(i.json.brandId as number))).toBe(true);
 
-		const all = await bench.run({ resource: 'inventoryForecast', operation: 'getAll', returnAll: true, filters: {} });
-		const expected = (await bench.control.state<IDataObject>('forecasts')).filter((f) => (f.brandId as number) <= 5);
+		const all = await fixture.run({ resource: 'inventoryForecast', operation: 'getAll', returnAll: true, filters: {} });
+		const expected = (await fixture.control.state<IDataObject>('forecasts')).filter((f) => (f.brandId as number) <= 5);
 		expect(all.sent.map((s) => s.rawQuery)).toEqual(
 			Array.from({ length: Math.ceil(expected.length / 100) }, (_, i) => `page=${i + 1}&limit=100`),
 		);
@@ -242,16 +242,16 @@ describe('inventoryForecast.getAll', () => {
 
 describe('brand.getAll', () => {
 	test('Return All: no page or limit, the whole accessible set', async () => {
-		const r = await bench.run({ resource: 'brand', operation: 'getAll', returnAll: true });
+		const r = await fixture.run({ resource: 'brand', operation: 'getAll', returnAll: true });
 		expect(r.error).toBeUndefined();
-		expectRead(r.sent[0], bench.apiKey);
+		expectRead(r.sent[0], fixture.apiKey);
 		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([['/v1/brands', '']]);
 		expect(ids(r.items)).toEqual([1, 2, 3, 4, 5]);
 		expect(pairs(r.items)).toEqual([0, 0, 0, 0, 0]);
 	});
 
 	test('Limit 2: page=1&limit=2', async () => {
-		const r = await bench.run({ resource: 'brand', operation: 'getAll', returnAll: false, limit: 2 });
+		const r = await fixture.run({ resource: 'brand', operation: 'getAll', returnAll: false, limit: 2 });
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['page=1&limit=2']);
 		expect(ids(r.items)).toEqual([1, 2]);
 	});

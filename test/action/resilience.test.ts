@@ -6,22 +6,12 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { setTransportClock } from '../../nodes/shared/transport/clock';
-import { startReceiver, type Receiver } from '../sandbox/testkit';
 import { useSteppedClock } from './clock';
-import { Bench, errorOf, expectUniqueRequestIds } from './helpers';
+import { fixtureWithReceiver, errorOf, expectUniqueRequestIds } from './helpers';
 
-const bench = new Bench({ allowHttpLoopback: true });
-let receiver: Receiver;
-beforeAll(async () => {
-	await bench.start();
-	receiver = await startReceiver(204);
-});
-afterAll(async () => {
-	await receiver.close();
-	await bench.close();
-});
-afterEach(async () => await bench.control.clearFaults());
-const clock = useSteppedClock(() => bench.control);
+const { fixture, receiver } = fixtureWithReceiver();
+afterEach(async () => await fixture.control.clearFaults());
+const clock = useSteppedClock(() => fixture.control);
 
 /** The backoff before attempt n + 1: its step is 1 s doubled per attempt, and the jitter draw 0.5 makes it 3/4 of that. */
 const backoff = (attempt: number) => 750 * 2 ** (attempt - 1);
@@ -34,20 +24,20 @@ const sameKey = (sent: { idempotencyKey?: string }[]) => {
 };
 
 async function newOrder(): Promise<number> {
-	return (await bench.control.createOrder({ brandId: 1 })).order.id;
+	return (await fixture.control.createOrder({ brandId: 1 })).order.id;
 }
-const statusOf = async (id: number) => (await bench.control.state<IDataObject>('orders', id)).status;
+const statusOf = async (id: number) => (await fixture.control.state<IDataObject>('orders', id)).status;
 
 const createEndpoint = (description: string, requestOptions: IDataObject = {}) => ({
 	resource: 'webhookEndpoint',
 	operation: 'create',
-	url: receiver.url,
+	url: receiver().url,
 	eventTypes: ['order.created'],
 	description,
 	requestOptions,
 });
 const endpointsNamed = async (description: string) =>
-	(await bench.control.endpoints()).filter((e) => e.description === description);
+	(await fixture.control.endpoints()).filter((e) => e.description === description);
 
 describe.each([
 	['500', 'before'],
@@ -56,9 +46,9 @@ describe.each([
 	['drop', 'after'],
 ] as const)('fault %s %s the effect', (mode, when) => {
 	test('webhook create: retried with the same key, one endpoint created', async () => {
-		await bench.control.injectFault({ route: 'createWebhookEndpoint', mode, when, count: 1 });
+		await fixture.control.injectFault({ route: 'createWebhookEndpoint', mode, when, count: 1 });
 		const description = `create-${mode}-${when}`;
-		const r = await bench.run(createEndpoint(description));
+		const r = await fixture.run(createEndpoint(description));
 		expect(r.error).toBeUndefined();
 		const posts = r.sent.filter((s) => s.method === 'POST');
 		expect(posts).toHaveLength(2);
@@ -75,8 +65,8 @@ describe.each([
 
 	test('mark packed: retried with the same key, the order packed once and reported as packed', async () => {
 		const id = await newOrder();
-		await bench.control.injectFault({ route: 'markOrdersPacked', mode, when, count: 1 });
-		const r = await bench.run({ resource: 'fulfillment', operation: 'markPacked', orderIds: String(id) });
+		await fixture.control.injectFault({ route: 'markOrdersPacked', mode, when, count: 1 });
+		const r = await fixture.run({ resource: 'fulfillment', operation: 'markPacked', orderIds: String(id) });
 		expect(r.error).toBeUndefined();
 		expect(r.sent).toHaveLength(2);
 		sameKey(r.sent);
@@ -92,8 +82,8 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 	// ones that are Packed as packed, with a note; the order changed exactly once.
 	test('mark packed: retried with the same key, the order changed exactly once, reported packed', async () => {
 		const id = await newOrder();
-		await bench.control.injectFault({ route: 'markOrdersPacked', mode, when: 'after', count: 1 });
-		const r = await bench.run({ resource: 'fulfillment', operation: 'markPacked', orderIds: String(id) });
+		await fixture.control.injectFault({ route: 'markOrdersPacked', mode, when: 'after', count: 1 });
+		const r = await fixture.run({ resource: 'fulfillment', operation: 'markPacked', orderIds: String(id) });
 		expect(r.error).toBeUndefined();
 		expect(r.sent.map((s) => [s.method, s.path, s.status])).toEqual([
 			['POST', '/v1/fulfillment/orders/packed', Number(mode)],
@@ -102,7 +92,7 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 		]);
 		sameKey(r.sent.slice(0, 2));
 		expectUniqueRequestIds(r.sent);
-		const order = await bench.control.state<IDataObject>('orders', id);
+		const order = await fixture.control.state<IDataObject>('orders', id);
 		expect(order.status).toBe('Packed');
 		expect(r.items).toHaveLength(1);
 		expect(r.items[0].json).toMatchObject({ orderId: id, success: true, status: 'Packed', note: expect.stringMatching(/earlier attempt/) });
@@ -113,9 +103,9 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 	// the endpoints before its first attempt, finds the new one at its URL and rotates its secret
 	// (the lost answer held the only copy of the first).
 	test('webhook create: the endpoint made by the failed attempt is adopted, not created twice', async () => {
-		await bench.control.injectFault({ route: 'createWebhookEndpoint', mode, when: 'after', count: 1 });
+		await fixture.control.injectFault({ route: 'createWebhookEndpoint', mode, when: 'after', count: 1 });
 		const description = `create-${mode}-after`;
-		const r = await bench.run(createEndpoint(description));
+		const r = await fixture.run(createEndpoint(description));
 		expect(r.error).toBeUndefined();
 		expect(r.sent.map((s) => [s.method, s.path, s.status])).toEqual([
 			['GET', '/v1/webhook-endpoints', 200],
@@ -131,10 +121,10 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 	});
 
 	test('webhook delete: a delete that happened before the fault counts as done', async () => {
-		const created = await bench.run(createEndpoint(`delete-${mode}-after`));
+		const created = await fixture.run(createEndpoint(`delete-${mode}-after`));
 		const id = created.items[0].json.id as number;
-		await bench.control.injectFault({ route: 'deleteWebhookEndpoint', mode, when: 'after', count: 1 });
-		const r = await bench.run({ resource: 'webhookEndpoint', operation: 'delete', endpointId: String(id) });
+		await fixture.control.injectFault({ route: 'deleteWebhookEndpoint', mode, when: 'after', count: 1 });
+		const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'delete', endpointId: String(id) });
 		expect(r.error).toBeUndefined();
 		expect(r.sent.map((s) => [s.method, s.status])).toEqual([['DELETE', Number(mode)], ['GET', 200]]);
 		expect(r.items[0].json).toEqual({ id, deleted: true });
@@ -144,22 +134,22 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 });
 
 test('500 twice before the effect: three attempts, one key, the connection made', async () => {
-	await bench.control.injectFault({ route: 'connectSaleChannel', mode: '500', when: 'before', count: 2 });
-	const r = await bench.run({ resource: 'saleChannel', operation: 'connect', brandId: '4', saleChannelName: 'Amazon' });
+	await fixture.control.injectFault({ route: 'connectSaleChannel', mode: '500', when: 'before', count: 2 });
+	const r = await fixture.run({ resource: 'saleChannel', operation: 'connect', brandId: '4', saleChannelName: 'Amazon' });
 	expect(r.error).toBeUndefined();
 	expect(r.sent.map((s) => s.status)).toEqual([500, 500, 201]);
 	expect(clock().waits).toEqual([backoff(1), backoff(2)]);
 	sameKey(r.sent);
 	expectUniqueRequestIds(r.sent);
-	expect((await bench.control.state<IDataObject>('connections')).filter((c) => c.brandId === 4)).toHaveLength(1);
+	expect((await fixture.control.state<IDataObject>('connections')).filter((c) => c.brandId === 4)).toHaveLength(1);
 });
 
 test.each(['before', 'after'] as const)('hang %s the effect, longer than the Timeout: the retry waits out idempotency-in-progress and gets the one result', async (when) => {
 	// The sandbox holds the request for real time, so the retries have to wait for real too.
 	setTransportClock();
 	const id = await newOrder();
-	await bench.control.injectFault({ route: 'markOrdersPacked', mode: 'hang', when, count: 1, hangMs: 1200 });
-	const r = await bench.run({
+	await fixture.control.injectFault({ route: 'markOrdersPacked', mode: 'hang', when, count: 1, hangMs: 1200 });
+	const r = await fixture.run({
 		resource: 'fulfillment',
 		operation: 'markPacked',
 		orderIds: String(id),
@@ -175,8 +165,8 @@ test.each(['before', 'after'] as const)('hang %s the effect, longer than the Tim
 
 test('network errors past Max Attempts: a clear error naming the attempts, nothing applied', async () => {
 	const id = await newOrder();
-	await bench.control.injectFault({ route: 'markOrdersPacked', mode: 'drop', when: 'before', count: 5 });
-	const r = await bench.run({
+	await fixture.control.injectFault({ route: 'markOrdersPacked', mode: 'drop', when: 'before', count: 5 });
+	const r = await fixture.run({
 		resource: 'fulfillment',
 		operation: 'markPacked',
 		orderIds: String(id),
@@ -192,9 +182,9 @@ test('network errors past Max Attempts: a clear error naming the attempts, nothi
 
 test('422 idempotency-key-reused: a user key reused with a different body is a clear error, not retried', async () => {
 	const parameters = (description: string) => ({ ...createEndpoint(description), options: { idempotencyKey: 'fixed-key-1' } });
-	const first = await bench.run(parameters('reuse-a'));
+	const first = await fixture.run(parameters('reuse-a'));
 	expect(first.error).toBeUndefined();
-	const r = await bench.run(parameters('reuse-b'));
+	const r = await fixture.run(parameters('reuse-b'));
 	const error = errorOf(r);
 	const posts = r.sent.filter((s) => s.method === 'POST');
 	expect(posts).toHaveLength(1);
@@ -208,7 +198,7 @@ test('422 idempotency-key-reused: a user key reused with a different body is a c
 });
 
 test('a 4xx answer is final: one request', async () => {
-	const r = await bench.run({ resource: 'webhookEndpoint', operation: 'get', endpointId: '424242' });
+	const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'get', endpointId: '424242' });
 	expect(r.sent).toHaveLength(1);
 	expect(clock().waits).toEqual([]);
 	expect(errorOf(r).httpCode).toBe('404');

@@ -5,19 +5,9 @@
  */
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
-import { startReceiver, type Receiver } from '../sandbox/testkit';
-import { Bench, errorOf, items, pairs } from './helpers';
+import { fixtureWithReceiver, errorOf, items, pairs } from './helpers';
 
-const bench = new Bench({ allowHttpLoopback: true });
-let receiver: Receiver;
-beforeAll(async () => {
-	await bench.start();
-	receiver = await startReceiver(204);
-});
-afterAll(async () => {
-	await receiver.close();
-	await bench.close();
-});
+const { fixture, receiver } = fixtureWithReceiver();
 
 const cases: Array<[string, INodeParameters, string]> = [
 	['non-integer order id', { resource: 'order', operation: 'get', orderId: 'abc' }, 'Order ID'],
@@ -47,7 +37,7 @@ const cases: Array<[string, INodeParameters, string]> = [
 
 describe('bad input: a NodeOperationError naming the field and the item, no request sent', () => {
 	test.each(cases)('%s', async (_name, parameters, field) => {
-		const r = await bench.run(parameters, { inputItems: items({}, {}) });
+		const r = await fixture.run(parameters, { inputItems: items({}, {}) });
 		const error = errorOf(r);
 		expect(r.sent).toEqual([]);
 		expect(error.name).toBe('NodeOperationError');
@@ -57,7 +47,7 @@ describe('bad input: a NodeOperationError naming the field and the item, no requ
 	});
 
 	test('only the second item is bad: nothing is sent for the first either; itemIndex 1', async () => {
-		const r = await bench.run(
+		const r = await fixture.run(
 			{ resource: 'order', operation: 'get', orderId: '={{ $json.id }}' },
 			{ inputItems: items({ id: 1001 }, { id: 'x' }) },
 		);
@@ -67,7 +57,7 @@ describe('bad input: a NodeOperationError naming the field and the item, no requ
 	});
 
 	test('mark packed: the bad item is named, nothing is sent', async () => {
-		const r = await bench.run(
+		const r = await fixture.run(
 			{ resource: 'fulfillment', operation: 'markPacked', orderIds: '={{ $json.ids }}' },
 			{ inputItems: items({ ids: [1001] }, { ids: [] }, { ids: [1002] }) },
 		);
@@ -76,7 +66,7 @@ describe('bad input: a NodeOperationError naming the field and the item, no requ
 	});
 
 	test('mark packed: a bad Batch Size is named too', async () => {
-		const r = await bench.run({ resource: 'fulfillment', operation: 'markPacked', orderIds: '1001', options: { batchSize: 0 } });
+		const r = await fixture.run({ resource: 'fulfillment', operation: 'markPacked', orderIds: '1001', options: { batchSize: 0 } });
 		expect(r.sent).toEqual([]);
 		const error = errorOf(r);
 		expect(error.name).toBe('NodeOperationError');
@@ -89,7 +79,7 @@ describe('continueOnFail and pairedItem on every operation', () => {
 	beforeAll(async () => {
 		const created = [];
 		for (let i = 0; i < 3; i++) {
-			const r = await bench.run({ resource: 'webhookEndpoint', operation: 'create', url: receiver.url, eventTypes: ['order.created'], description: `cof-${i}` });
+			const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'create', url: receiver().url, eventTypes: ['order.created'], description: `cof-${i}` });
 			created.push(r.items[0].json.id as number);
 		}
 		endpointIds = created;
@@ -107,7 +97,7 @@ describe('continueOnFail and pairedItem on every operation', () => {
 		['inventoryForecast', 'getAll', { filters: { brandIds: '={{ $json.v }}' }, limit: 2 }, 'x', '4', 'Filters > Brand IDs'],
 		['brand', 'getAll', { returnAll: false, limit: '={{ $json.v }}' }, 0, 2, 'Limit'],
 		['saleChannel', 'connect', { brandId: '={{ $json.v }}', saleChannelName: 'Zalando' }, 'x', '5', 'Brand'],
-		['webhookEndpoint', 'create', { url: '={{ $json.v }}', eventTypes: ['order.created'] }, 'http://example.com/h', () => receiver.url, 'URL'],
+		['webhookEndpoint', 'create', { url: '={{ $json.v }}', eventTypes: ['order.created'] }, 'http://example.com/h', () => receiver().url, 'URL'],
 		['webhookEndpoint', 'get', { endpointId: '={{ $json.v }}' }, 'x', () => endpointIds[0], 'Webhook Endpoint'],
 		['webhookEndpoint', 'getAll', { requestOptions: { maxAttempts: '={{ $json.v }}' } }, 11, 2, 'Request Options > Max Attempts'],
 		['webhookEndpoint', 'update', { endpointId: '={{ $json.v }}', updateFields: { description: 'changed' } }, 'x', () => endpointIds[0], 'Webhook Endpoint'],
@@ -128,7 +118,7 @@ describe('continueOnFail and pairedItem on every operation', () => {
 	test.each(table().map((row) => `${row[0]}.${row[1]}`))('%s', async (name) => {
 		const [resource, operation, parameters, bad, goodValue, field] = table().find((t) => `${t[0]}.${t[1]}` === name)!;
 		const good = typeof goodValue === 'function' ? (goodValue as () => unknown)() : goodValue;
-		const r = await bench.run(
+		const r = await fixture.run(
 			{ resource, operation, ...parameters },
 			{ inputItems: items({ v: good as never }, { v: bad as never }, { v: good as never }), continueOnFail: true },
 		);
@@ -155,7 +145,7 @@ describe('continueOnFail and pairedItem on every operation', () => {
 	test.each(table().map((row) => `${row[0]}.${row[1]}`))('%s with "Continue (using error output)": the bad item on the error output', async (name) => {
 		const [resource, operation, parameters, bad, goodValue, field] = table().find((t) => `${t[0]}.${t[1]}` === name)!;
 		const good = typeof goodValue === 'function' ? (goodValue as () => unknown)() : goodValue;
-		const r = await bench.run(
+		const r = await fixture.run(
 			{ resource, operation, ...parameters },
 			{ inputItems: items({ v: good as never }, { v: bad as never }), onError: 'continueErrorOutput' },
 		);
@@ -171,7 +161,7 @@ describe('continueOnFail and pairedItem on every operation', () => {
 });
 
 test('continueOnFail with a service error: the failed item is an error item with httpCode, the others run', async () => {
-	const r = await bench.run(
+	const r = await fixture.run(
 		{ resource: 'order', operation: 'get', orderId: '={{ $json.id }}' },
 		{ inputItems: items({ id: 1001 }, { id: 999_999 }, { id: 1002 }), continueOnFail: true },
 	);

@@ -4,23 +4,13 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { startReceiver, type Receiver } from '../sandbox/testkit';
-import { Bench, errorOf, expectRead, expectUniqueRequestIds, expectWrite, items, pairs } from './helpers';
+import { fixtureWithReceiver, errorOf, expectRead, expectUniqueRequestIds, expectWrite, items, pairs } from './helpers';
 
-const bench = new Bench({ allowHttpLoopback: true });
-let receiver: Receiver;
-beforeAll(async () => {
-	await bench.start();
-	receiver = await startReceiver(204);
-});
-afterAll(async () => {
-	await receiver.close();
-	await bench.close();
-});
+const { fixture, receiver } = fixtureWithReceiver();
 
 describe('saleChannel.connect', () => {
 	test('POST /v1/brands/{id}/sale-channels/connect with only the fields set; one connection per item', async () => {
-		const r = await bench.run(
+		const r = await fixture.run(
 			{
 				resource: 'saleChannel',
 				operation: 'connect',
@@ -32,7 +22,7 @@ describe('saleChannel.connect', () => {
 		);
 		expect(r.error).toBeUndefined();
 		expect(r.sent).toHaveLength(2);
-		r.sent.forEach((s) => expectWrite(s, bench.apiKey, 'POST'));
+		r.sent.forEach((s) => expectWrite(s, fixture.apiKey, 'POST'));
 		expect(r.sent.map((s) => s.path)).toEqual(['/v1/brands/1/sale-channels/connect', '/v1/brands/2/sale-channels/connect']);
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['', '']);
 		expect(r.sent[0].body).toEqual({ saleChannelName: 'Amazon', region: 'EU', apiKey: 'amz-key', apiSecret: 'amz-secret', isShared: false });
@@ -46,7 +36,7 @@ describe('saleChannel.connect', () => {
 		]);
 		expect(r.items[1].json.oauthUrl).toEqual(expect.stringContaining('/oauth/shopify/authorize'));
 		expect(pairs(r.items)).toEqual([0, 1]);
-		const connections = await bench.control.state<IDataObject>('connections');
+		const connections = await fixture.control.state<IDataObject>('connections');
 		expect(connections.map((c) => c.id)).toEqual(r.items.map((i) => i.json.id));
 	});
 
@@ -58,13 +48,13 @@ describe('saleChannel.connect', () => {
 			saleChannelName: 'Zalando',
 			options: { idempotencyKey: '=connect-{{ $json.run }}' },
 		};
-		const first = await bench.run(parameters, { inputItems: items({ run: 'r1' }) });
-		const again = await bench.run(parameters, { inputItems: items({ run: 'r1' }) });
+		const first = await fixture.run(parameters, { inputItems: items({ run: 'r1' }) });
+		const again = await fixture.run(parameters, { inputItems: items({ run: 'r1' }) });
 		expect(first.sent[0].idempotencyKey).toBe('connect-r1');
 		expect(first.sent[0].body).toEqual({ saleChannelName: 'Zalando' });
 		expect(again.sent[0]).toMatchObject({ idempotencyKey: 'connect-r1', replayed: true });
 		expect(again.items[0].json).toEqual(first.items[0].json);
-		const connections = (await bench.control.state<IDataObject>('connections')).filter((c) => c.brandId === 3);
+		const connections = (await fixture.control.state<IDataObject>('connections')).filter((c) => c.brandId === 3);
 		expect(connections).toHaveLength(1);
 	});
 });
@@ -73,10 +63,10 @@ describe('webhookEndpoint', () => {
 	let endpointId: number;
 
 	test('create: POST with url, description, eventTypes; outputs the endpoint, its secret and a notice', async () => {
-		const r = await bench.run({
+		const r = await fixture.run({
 			resource: 'webhookEndpoint',
 			operation: 'create',
-			url: receiver.url,
+			url: receiver().url,
 			eventTypes: ['order.created', 'order.cancelled'],
 			description: 'warehouse',
 		});
@@ -84,13 +74,13 @@ describe('webhookEndpoint', () => {
 		// first the list of existing endpoints (so that after a 5xx a new one can be told apart), then the POST
 		expect(r.sent).toHaveLength(2);
 		expect(r.sent[0]).toMatchObject({ method: 'GET', path: '/v1/webhook-endpoints', idempotencyKey: undefined });
-		expectWrite(r.sent[1], bench.apiKey, 'POST');
+		expectWrite(r.sent[1], fixture.apiKey, 'POST');
 		expect(r.sent[1]).toMatchObject({ path: '/v1/webhook-endpoints', rawQuery: '' });
-		expect(r.sent[1].body).toEqual({ url: receiver.url, description: 'warehouse', eventTypes: ['order.created', 'order.cancelled'] });
+		expect(r.sent[1].body).toEqual({ url: receiver().url, description: 'warehouse', eventTypes: ['order.created', 'order.cancelled'] });
 		expect(r.items).toHaveLength(1);
 		const out = r.items[0].json;
-		const stored = (await bench.control.endpoints()).find((e) => e.id === out.id)!;
-		expect(out).toMatchObject({ url: receiver.url, description: 'warehouse', status: 'Enabled', eventTypes: ['order.created', 'order.cancelled'] });
+		const stored = (await fixture.control.endpoints()).find((e) => e.id === out.id)!;
+		expect(out).toMatchObject({ url: receiver().url, description: 'warehouse', status: 'Enabled', eventTypes: ['order.created', 'order.cancelled'] });
 		expect(out.secret).toBe(stored.secret);
 		expect(out.secretNotice).toEqual(expect.stringMatching(/only in this answer/));
 		expect(r.items[0].pairedItem).toEqual({ item: 0 });
@@ -98,13 +88,13 @@ describe('webhookEndpoint', () => {
 	});
 
 	test('create without a description does not send one', async () => {
-		const r = await bench.run({ resource: 'webhookEndpoint', operation: 'create', url: receiver.url, eventTypes: ['order.returned'], description: '' });
-		expect(r.sent[1].body).toEqual({ url: receiver.url, eventTypes: ['order.returned'] });
+		const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'create', url: receiver().url, eventTypes: ['order.returned'], description: '' });
+		expect(r.sent[1].body).toEqual({ url: receiver().url, eventTypes: ['order.returned'] });
 		expect(r.items[0].json.description).toBe('');
 	});
 
 	test('get and getAll: GET, no Idempotency-Key, one item per endpoint', async () => {
-		const one = await bench.run(
+		const one = await fixture.run(
 			{ resource: 'webhookEndpoint', operation: 'get', endpointId: '={{ $json.id }}' },
 			{ inputItems: items({ id: endpointId }, { id: endpointId }) },
 		);
@@ -112,36 +102,36 @@ describe('webhookEndpoint', () => {
 			['GET', `/v1/webhook-endpoints/${endpointId}`, ''],
 			['GET', `/v1/webhook-endpoints/${endpointId}`, ''],
 		]);
-		one.sent.forEach((s) => expectRead(s, bench.apiKey));
+		one.sent.forEach((s) => expectRead(s, fixture.apiKey));
 		expectUniqueRequestIds(one.sent);
 		expect(one.items.map((i) => i.json.id)).toEqual([endpointId, endpointId]);
 		expect(one.items[0].json.secret).toBeUndefined();
 		expect(pairs(one.items)).toEqual([0, 1]);
 
-		const all = await bench.run({ resource: 'webhookEndpoint', operation: 'getAll' });
-		expectRead(all.sent[0], bench.apiKey);
+		const all = await fixture.run({ resource: 'webhookEndpoint', operation: 'getAll' });
+		expectRead(all.sent[0], fixture.apiKey);
 		expect(all.sent.map((s) => [s.path, s.rawQuery])).toEqual([['/v1/webhook-endpoints', '']]);
-		const owned = (await bench.control.endpoints()).filter((e) => e.ownerUserId === 1);
+		const owned = (await fixture.control.endpoints()).filter((e) => e.ownerUserId === 1);
 		expect(all.items.map((i) => i.json.id)).toEqual(owned.map((e) => e.id));
 		expect(pairs(all.items)).toEqual(owned.map(() => 0));
 	});
 
 	test('update: PATCH with only the fields added', async () => {
-		const r = await bench.run({
+		const r = await fixture.run({
 			resource: 'webhookEndpoint',
 			operation: 'update',
 			endpointId: String(endpointId),
 			updateFields: { description: 'packing desk', status: 'Disabled' },
 		});
 		expect(r.error).toBeUndefined();
-		expectWrite(r.sent[0], bench.apiKey, 'PATCH');
+		expectWrite(r.sent[0], fixture.apiKey, 'PATCH');
 		expect(r.sent[0].path).toBe(`/v1/webhook-endpoints/${endpointId}`);
 		expect(r.sent[0].body).toEqual({ description: 'packing desk', status: 'Disabled' });
 		expect(r.items[0].json).toMatchObject({ id: endpointId, description: 'packing desk', status: 'Disabled' });
-		const stored = (await bench.control.endpoints()).find((e) => e.id === endpointId)!;
+		const stored = (await fixture.control.endpoints()).find((e) => e.id === endpointId)!;
 		expect(stored).toMatchObject({ description: 'packing desk', status: 'Disabled' });
 
-		const back = await bench.run({
+		const back = await fixture.run({
 			resource: 'webhookEndpoint',
 			operation: 'update',
 			endpointId: String(endpointId),
@@ -152,7 +142,7 @@ describe('webhookEndpoint', () => {
 	});
 
 	test('update: an empty Description is not sent (the service refuses it); alone it is an input error', async () => {
-		const r = await bench.run({
+		const r = await fixture.run({
 			resource: 'webhookEndpoint',
 			operation: 'update',
 			endpointId: String(endpointId),
@@ -161,63 +151,63 @@ describe('webhookEndpoint', () => {
 		expect(r.error).toBeUndefined();
 		expect(r.sent[0].body).toEqual({ status: 'Enabled' });
 		expect(r.items[0].json.description).toBe('packing desk');
-		const alone = await bench.run({ resource: 'webhookEndpoint', operation: 'update', endpointId: String(endpointId), updateFields: { description: '  ' } });
+		const alone = await fixture.run({ resource: 'webhookEndpoint', operation: 'update', endpointId: String(endpointId), updateFields: { description: '  ' } });
 		expect(errorOf(alone).message).toMatch(/^Invalid parameter "Update Fields": add at least one field/);
 		expect(alone.sent).toEqual([]);
 		// what the service answers to an empty description, for the record
-		const raw = await fetch(`${bench.sandbox.baseUrl}/v1/webhook-endpoints/${endpointId}`, {
+		const raw = await fetch(`${fixture.sandbox.baseUrl}/v1/webhook-endpoints/${endpointId}`, {
 			method: 'PATCH',
-			headers: { authorization: `Bearer ${bench.apiKey}`, 'content-type': 'application/json' },
+			headers: { authorization: `Bearer ${fixture.apiKey}`, 'content-type': 'application/json' },
 			body: JSON.stringify({ description: '' }),
 		});
 		expect(raw.status).toBe(400);
 	});
 
 	test('test: POST .../test, one webhook.test delivery reaches the receiver', async () => {
-		const before = receiver.received.length;
-		const r = await bench.run({ resource: 'webhookEndpoint', operation: 'test', endpointId: endpointId });
+		const before = receiver().received.length;
+		const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'test', endpointId: endpointId });
 		expect(r.error).toBeUndefined();
-		expectWrite(r.sent[0], bench.apiKey, 'POST');
+		expectWrite(r.sent[0], fixture.apiKey, 'POST');
 		expect(r.sent[0].path).toBe(`/v1/webhook-endpoints/${endpointId}/test`);
 		expect(r.sent[0].body).toBeUndefined();
 		expect(r.items).toHaveLength(1);
 		expect(r.items[0].json).toMatchObject({ webhookEndpointId: endpointId, eventType: 'webhook.test', attempts: 1, responseStatusCode: 204 });
-		expect(receiver.received.length).toBe(before + 1);
-		expect(JSON.parse(receiver.received.at(-1)!.body)).toMatchObject({ type: 'webhook.test', data: { webhookEndpointId: endpointId } });
+		expect(receiver().received.length).toBe(before + 1);
+		expect(JSON.parse(receiver().received.at(-1)!.body)).toMatchObject({ type: 'webhook.test', data: { webhookEndpointId: endpointId } });
 	});
 
 	test('getDeliveries: GET .../deliveries, newest first, page/limit', async () => {
-		const r = await bench.run({ resource: 'webhookEndpoint', operation: 'getDeliveries', endpointId: endpointId, returnAll: true });
+		const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'getDeliveries', endpointId: endpointId, returnAll: true });
 		expect(r.error).toBeUndefined();
-		expectRead(r.sent[0], bench.apiKey);
+		expectRead(r.sent[0], fixture.apiKey);
 		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([[`/v1/webhook-endpoints/${endpointId}/deliveries`, 'page=1&limit=100']]);
-		const stored = await bench.control.deliveries(endpointId);
+		const stored = await fixture.control.deliveries(endpointId);
 		expect(r.items.map((i) => i.json.id)).toEqual(stored.map((d) => d.id).sort((a, b) => b - a));
 		expect(r.items[0].json.eventType).toBe('webhook.test');
 
-		const one = await bench.run({ resource: 'webhookEndpoint', operation: 'getDeliveries', endpointId: endpointId, limit: 1 });
+		const one = await fixture.run({ resource: 'webhookEndpoint', operation: 'getDeliveries', endpointId: endpointId, limit: 1 });
 		expect(one.sent.map((s) => s.rawQuery)).toEqual(['page=1&limit=1']);
 		expect(one.items).toHaveLength(1);
 	});
 
 	test('rotateSecret: POST .../rotate-secret; the new secret is output once, the old one kept for the overlap', async () => {
-		const oldSecret = (await bench.control.endpoints()).find((e) => e.id === endpointId)!.secret;
-		const r = await bench.run({ resource: 'webhookEndpoint', operation: 'rotateSecret', endpointId: endpointId });
+		const oldSecret = (await fixture.control.endpoints()).find((e) => e.id === endpointId)!.secret;
+		const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'rotateSecret', endpointId: endpointId });
 		expect(r.error).toBeUndefined();
-		expectWrite(r.sent[0], bench.apiKey, 'POST');
+		expectWrite(r.sent[0], fixture.apiKey, 'POST');
 		expect(r.sent[0].path).toBe(`/v1/webhook-endpoints/${endpointId}/rotate-secret`);
-		const stored = (await bench.control.endpoints()).find((e) => e.id === endpointId)!;
+		const stored = (await fixture.control.endpoints()).find((e) => e.id === endpointId)!;
 		expect(r.items[0].json).toMatchObject({ id: endpointId, secret: stored.secret });
 		expect(r.items[0].json.secret).not.toBe(oldSecret);
 		expect(stored.previousSecret).toBe(oldSecret);
 	});
 
 	test('delete: DELETE, outputs { id, deleted: true } per item', async () => {
-		const r = await bench.run({ resource: 'webhookEndpoint', operation: 'delete', endpointId: endpointId });
+		const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'delete', endpointId: endpointId });
 		expect(r.error).toBeUndefined();
-		expectWrite(r.sent[0], bench.apiKey, 'DELETE');
+		expectWrite(r.sent[0], fixture.apiKey, 'DELETE');
 		expect(r.sent[0]).toMatchObject({ path: `/v1/webhook-endpoints/${endpointId}`, status: 204 });
 		expect(r.items).toEqual([{ json: { id: endpointId, deleted: true }, pairedItem: { item: 0 } }]);
-		expect((await bench.control.endpoints()).some((e) => e.id === endpointId)).toBe(false);
+		expect((await fixture.control.endpoints()).some((e) => e.id === endpointId)).toBe(false);
 	});
 });
