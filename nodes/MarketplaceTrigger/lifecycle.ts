@@ -8,7 +8,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { readAll } from '../shared/transport/pagination';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
-import { errorObjectOf, isTransient, nodeApiError, readFailure } from '../shared/transport/apiFailure';
+import { errorObjectOf, isTransient, nodeApiError, readFailure } from '../shared/transport/transportErrors';
 import { normaliseEventTypes, sameEventTypes } from './events';
 import {
 	clearRecord,

@@ -34,7 +34,7 @@ import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookRespon
 
 import { apiRequest, type TransportSettings } from '../shared/transport/request';
 import { verifyWebhook } from '../shared/webhookVerifier';
-import { isTransient, readFailure } from '../shared/transport/apiFailure';
+import { isTransient, readFailure } from '../shared/transport/transportErrors';
 import { DedupStore, retentionFor } from './dedup';
 import {
 	dedupKey,

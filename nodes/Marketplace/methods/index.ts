@@ -15,7 +15,7 @@ import type {
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { ROUTES, type Route } from '../../shared/routes';
-import { readFailure } from '../../shared/transport/apiFailure';
+import { readFailure } from '../../shared/transport/transportErrors';
 import { readAll, type ReadAllOptions } from '../../shared/transport/pagination';
 import { toStringList } from '../../shared/validation';
 

@@ -22,8 +22,8 @@ import { NodeApiError } from 'n8n-workflow';
 
 import { fillPath, ROUTES, type RouteName } from '../routes';
 import { transportClock, type TransportClock } from './clock';
-import { nodeApiError } from './apiFailure';
-import { formatProblem, readProblem, type ApiProblem } from './apiProblem';
+import { nodeApiError } from './transportErrors';
+import { formatProblem, readProblem, type ApiProblem } from './serviceErrorBody';
 import { encodeQuery, type QueryValues } from './queryEncoding';
 import { Pacer, readRateLimit } from './rateLimit';
 import {

@@ -1,4 +1,4 @@
-import { formatProblem, readProblem } from '../../nodes/shared/transport/apiProblem';
+import { formatProblem, readProblem } from '../../nodes/shared/transport/serviceErrorBody';
 
 describe('readProblem', () => {
 	it('reads problem+json with pointers', () => {
