@@ -148,12 +148,12 @@ test.each(['before', 'after'] as const)('hang %s the effect, longer than the Tim
 	// The sandbox holds the request for real time, so the retries have to wait for real too.
 	setTransportClock();
 	const id = await newOrder();
-	await fixture.control.injectFault({ route: 'markOrdersPacked', mode: 'hang', when, count: 1, hangMs: 400 });
+	await fixture.control.injectFault({ route: 'markOrdersPacked', mode: 'hang', when, count: 1, hangMs: 1200 });
 	const r = await fixture.run({
 		resource: 'fulfillment',
 		operation: 'markPacked',
 		orderIds: String(id),
-		requestOptions: { timeout: 100 },
+		requestOptions: { timeout: 300 },
 	});
 	expect(r.error).toBeUndefined();
 	sameKey(r.sent);
