@@ -244,8 +244,8 @@ export async function apiRequest<T = unknown>(
 	let uncertain = false;
 
 	for (let attempt = 1; ; attempt++) {
-		const ticket = await takeTurn(clock, pacer, overBudget, () =>
-			apiError(this, rateLimitedByBudget(settings.budgetMs), request.itemIndex),
+		const ticket = await takeTurn(clock, pacer, overBudget, (waitMs) =>
+			apiError(this, rateLimitedByBudget(waitMs, settings.budgetMs), request.itemIndex),
 		);
 		// Every attempt is its own request for the service (on a replay, its X-Request-Id
 		// describes the repeat), so each gets its own id; the Idempotency-Key ties them together.
@@ -339,21 +339,21 @@ async function takeTurn(
 	clock: TransportClock,
 	pacer: Pacer,
 	overBudget: (waitMs: number) => boolean,
-	overBudgetError: () => Error,
+	overBudgetError: (waitMs: number) => Error,
 ): Promise<number> {
 	for (;;) {
 		const turn = pacer.reserve(clock.now());
 		if (turn.ticket !== undefined) return turn.ticket;
-		if (overBudget(turn.waitMs)) throw overBudgetError();
+		if (overBudget(turn.waitMs)) throw overBudgetError(turn.waitMs);
 		await clock.sleep(turn.waitMs);
 	}
 }
 
-function rateLimitedByBudget(budgetMs: number | undefined): ApiProblem {
+function rateLimitedByBudget(waitMs: number, budgetMs: number | undefined): ApiProblem {
 	return {
 		status: 429,
 		slug: 'rate-limited',
-		detail: `the API key's request window is used up; waiting for it would exceed this request's ${budgetMs} ms budget`,
+		detail: `the API key's request window is used up; waiting ${waitMs} ms for it would exceed this request's ${budgetMs} ms budget`,
 		pointers: [],
 	};
 }
