@@ -5,7 +5,6 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { setTransportClock } from '../../nodes/shared/transport/clock';
 import { useSteppedClock } from './clock';
 import { fixtureWithReceiver, errorOf, expectUniqueRequestIds } from './helpers';
 
@@ -145,10 +144,10 @@ test('500 twice before the effect: three attempts, one key, the connection made'
 });
 
 test.each(['before', 'after'] as const)('hang %s the effect, longer than the Timeout: the retry waits out idempotency-in-progress and gets the one result', async (when) => {
-	// The sandbox holds the request for real time, so the retries have to wait for real too.
-	setTransportClock();
+	// The hang lasts 2 s on the sandbox's clock, which the transport's waits move: the Timeout is real
+	// (300 ms), the first retry comes 750 ms later (in progress), the next 1.5 s after that.
 	const id = await newOrder();
-	await fixture.control.injectFault({ route: 'markOrdersPacked', mode: 'hang', when, count: 1, hangMs: 1200 });
+	await fixture.control.injectFault({ route: 'markOrdersPacked', mode: 'hang', when, count: 1, hangMs: 2000 });
 	const r = await fixture.run({
 		resource: 'fulfillment',
 		operation: 'markPacked',
@@ -157,7 +156,9 @@ test.each(['before', 'after'] as const)('hang %s the effect, longer than the Tim
 	});
 	expect(r.error).toBeUndefined();
 	sameKey(r.sent);
-	expect(r.sent.length).toBeGreaterThanOrEqual(2);
+	expect(r.sent.length).toBeGreaterThanOrEqual(3);
+	expect(r.sent[1].status).toBe(409);
+	expect(clock().waits.slice(0, 2)).toEqual([backoff(1), backoff(2)]);
 	expect(r.sent.at(-1)).toMatchObject({ status: 200 });
 	expect(r.items.map((i) => [i.json.orderId, i.json.success])).toEqual([[id, true]]);
 	expect(await statusOf(id)).toBe('Packed');

@@ -5,7 +5,7 @@ import { ApiError, PlainValidationError, plainValidationBody, problemBody } from
 import type { Fault } from './faults';
 import { HANDLERS } from './handlers';
 import type { ApiContext } from './handlers/context';
-import { type HandlerResult, sleep, toWire, type WireResponse, writeWire } from './http';
+import { type HandlerResult, toWire, type WireResponse, writeWire } from './http';
 import { IdempotencyStore } from './idempotency';
 import { Query } from './query';
 import { FixedWindowLimiter } from './rateLimit';
@@ -106,7 +106,7 @@ export async function handleApi(state: SandboxState, r: IncomingApiRequest): Pro
 		settle(undefined);
 		return fault.mode === 'drop' ? drop() : respond(render(faultError(fault)));
 	}
-	if (fault?.when === 'before') await sleep(fault.hangMs);
+	if (fault?.when === 'before') await state.clock.wait(fault.hangMs);
 
 	let wire: WireResponse;
 	try {
@@ -124,7 +124,7 @@ export async function handleApi(state: SandboxState, r: IncomingApiRequest): Pro
 			settle(wire);
 			return drop();
 		}
-		await sleep(fault.hangMs);
+		await state.clock.wait(fault.hangMs);
 	}
 	settle(wire);
 	respond(wire);

@@ -5,6 +5,8 @@
 export class VirtualClock {
 	private offsetMs = 0;
 
+	private waiters: { at: number; wake: () => void }[] = [];
+
 	now(): number {
 		return Date.now() + this.offsetMs;
 	}
@@ -17,6 +19,24 @@ export class VirtualClock {
 	setAtLeast(ms: number): void {
 		const delta = ms - this.now();
 		if (delta > 0) this.offsetMs += delta;
+		const now = this.now();
+		for (const waiter of this.waiters.filter((w) => w.at <= now)) waiter.wake();
+	}
+
+	/** Resolves once `ms` have passed on this clock: in real time, or sooner when a test moves it. */
+	async wait(ms: number): Promise<void> {
+		await new Promise<void>((resolve) => {
+			const waiter = {
+				at: this.now() + ms,
+				wake: () => {
+					clearTimeout(timer);
+					this.waiters = this.waiters.filter((w) => w !== waiter);
+					resolve();
+				},
+			};
+			const timer = setTimeout(waiter.wake, ms);
+			this.waiters.push(waiter);
+		});
 	}
 
 	get offsetSeconds(): number {

@@ -11,7 +11,7 @@ export interface FaultSpec {
 	count: number;
 	/** Retry-After of a 429 fault (default 1) */
 	retryAfterSeconds?: number;
-	/** how long a hang lasts before the request continues (default 15000 ms) */
+	/** how long a hang lasts before the request continues (default 15000 ms), on the virtual clock: moving it ends the hang sooner */
 	hangMs?: number;
 }
 
