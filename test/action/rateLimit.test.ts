@@ -2,6 +2,7 @@
  * Pacing by RateLimit / RateLimit-Policy: with the quota lowered to 5 requests per 2 s window, a
  * Return All that needs more requests than one window allows completes without a single 429.
  */
+import { spendQuota } from '../sandbox/testkit';
 import { useSteppedClock } from './clock';
 import { NodeFixture, expectUniqueRequestIds, items } from './helpers';
 
@@ -48,11 +49,7 @@ describe('three executions sharing one credential', () => {
 		const products = (await shared.control.state<{ brandId: number }>('products')).filter((p) => p.brandId <= 5);
 		const pages = Math.ceil(products.length / 100);
 		// Another client spends 17 of the window's 20 requests with the same key.
-		const spent = await Promise.all(
-			Array.from({ length: 17 }, async () =>
-				(await fetch(`${shared.sandbox.baseUrl}/v1/brands`, { headers: { Authorization: `Bearer ${shared.apiKey}` } })).status,
-			),
-		);
+		const spent = await spendQuota(shared.sandbox, 17);
 		expect(spent).toEqual(spent.map(() => 200));
 		const before = (await shared.control.requests()).at(-1)?.seq ?? 0;
 

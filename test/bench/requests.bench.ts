@@ -32,6 +32,7 @@ import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { runNode, type RunNodeResult } from '../engine/harness';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbox';
 import type { LoggedRequest } from '../sandbox/requestLog';
+import { spendQuota } from '../sandbox/testkit';
 
 // Required with its extension: plain `require` resolution would pick Marketplace.node.json (the
 // codex file beside it) before the .ts source that ts-node compiles.
@@ -235,11 +236,7 @@ async function scenarioShared(n: number, runs: number, quota: number, windowSeco
 	return await withSandbox({ quota, windowSeconds }, async (sandbox) => {
 		await productsInScope(sandbox, n);
 		await sandbox.control.clearRequests();
-		const other = await Promise.all(
-			Array.from({ length: spent }, async () =>
-				(await fetch(`${sandbox.baseUrl}/v1/brands`, { headers: { Authorization: `Bearer ${sandbox.demoApiKey}` } })).status,
-			),
-		);
+		const other = await spendQuota(sandbox, spent);
 		if (other.some((status) => status !== 200)) throw new Error(`the other client's requests were refused: ${other.join(',')}`);
 		const results = await Promise.all(
 			Array.from({ length: runs }, async () => await runMarketplace({ baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey }, returnAll)),

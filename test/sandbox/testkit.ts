@@ -40,6 +40,11 @@ export async function call(sandbox: SandboxHandle, method: string, path: string,
 
 export const get = (sandbox: SandboxHandle, path: string, options?: CallOptions) => call(sandbox, 'GET', path, options);
 
+/** `count` requests at once with the demo key, as another client of the same key spends its quota; their statuses. */
+export async function spendQuota(sandbox: SandboxHandle, count: number): Promise<number[]> {
+	return await Promise.all(Array.from({ length: count }, async () => (await get(sandbox, '/v1/brands')).status));
+}
+
 export async function withSandbox(options?: SandboxOptions): Promise<SandboxHandle> {
 	return startSandbox(options);
 }
