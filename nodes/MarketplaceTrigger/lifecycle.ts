@@ -7,6 +7,7 @@ import type { IDataObject, IHookFunctions, IWebhookFunctions, JsonObject } from 
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { readAll } from '../shared/transport/pagination';
+import { transportClock } from '../shared/transport/clock';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
 import { errorObjectOf, isTransient, nodeApiError, readFailure } from '../shared/transport/transportErrors';
 import { normaliseEventTypes, sameEventTypes } from './events';
@@ -166,7 +167,7 @@ export async function checkEndpointExists(this: IHookFunctions): Promise<boolean
 		}, LIFECYCLE_TRANSPORT);
 	}
 
-	const now = Date.now();
+	const now = transportClock().now();
 	let record: EndpointRecord =
 		stored && stored.endpointId === endpoint.id
 			? { ...stored, eventTypes }
@@ -267,7 +268,7 @@ export async function createEndpoint(this: IHookFunctions): Promise<boolean> {
 		throw new NodeOperationError(this.getNode(), 'Creating the webhook endpoint returned no endpoint id or secret');
 	}
 	const data = nodeData(this);
-	const record: EndpointRecord = { endpointId: endpoint.id, secret, eventTypes, origin: 'created' };
+	const record: EndpointRecord = { endpointId: endpoint.id, secret, secretAt: transportClock().now(), eventTypes, origin: 'created' };
 	// the endpoint this one replaces had been disabled by the service: events were missed
 	const missed = getMissedWindow(data, url);
 	if (missed) {

@@ -2,8 +2,10 @@
  * webhook() of the Marketplace Trigger: one incoming delivery.
  *
  * 1. Verify the Standard Webhooks signature over the raw body bytes with the stored secret(s);
- *    failure -> 401, no run. A signature made with a secret the trigger does not hold means the
- *    secret was rotated elsewhere: the trigger rotates again to hold the current one (bounded).
+ *    failure -> 401, no run, a log line with what to check, and a count on the next event's item.
+ *    The trigger rotates the secret again only where a rotation elsewhere explains what it saw: a
+ *    verified delivery that also carries a signature it cannot match, or (bounded) no delivery
+ *    verified for the 24 hours in which the service also signs with the previous secret.
  * 2. Read the envelope; unknown or unsubscribed types -> 2xx, no run; webhook.test -> 2xx, and a
  *    run only with the option "Emit Test Events".
  * 3. De-duplicate by webhook-id, against the ids in the static data united with the ids this
@@ -32,8 +34,9 @@
  */
 import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
+import { transportClock } from '../shared/transport/clock';
 import { apiRequest, type TransportSettings } from '../shared/transport/request';
-import { verifyWebhook } from '../shared/webhookVerifier';
+import { verifyWebhook, type VerifyFailure } from '../shared/webhookVerifier';
 import { isTransient, readFailure } from '../shared/transport/transportErrors';
 import { DedupStore, retentionFor } from './dedup';
 import {
@@ -46,7 +49,7 @@ import {
 	type EventEnvelope,
 } from './events';
 import { rotateSecret } from './lifecycle';
-import { forgetPending, noteAccepted, SYNC_EVENT_TYPE } from './settle';
+import { forgetPending, noteAccepted, storageProblem, SYNC_EVENT_TYPE, syncTargetOf } from './settle';
 import {
 	getRecord,
 	loadSeen,
@@ -75,6 +78,30 @@ export const FETCH_TRANSPORT: TransportSettings = {
  */
 export const RECOVERY_INTERVAL_MS = 10 * 60_000;
 
+/** The time of the last verified delivery is saved when it moved this far (each save writes the whole static data). */
+const VERIFIED_AT_STEP_MS = 10 * 60_000;
+
+/** What a user can check for each kind of refusal. */
+const REFUSAL_ADVICE: Record<VerifyFailure, string> = {
+	'missing-header': 'Not a delivery as the service sends it: a proxy in front of n8n dropped a webhook-* header, or the request came from elsewhere.',
+	'duplicate-header': 'A webhook-* header came more than once: a proxy in front of n8n added or merged headers, or the request came from elsewhere.',
+	'bad-timestamp': 'The webhook-timestamp header is not whole seconds: a proxy in front of n8n changed it, or the request came from elsewhere.',
+	'timestamp-too-old': "Check this n8n host's clock (NTP); a proxy or queue that holds requests for minutes makes them stale too.",
+	'timestamp-too-new': "Check this n8n host's clock (NTP): it is behind the service's.",
+	'no-v1-signature': 'The webhook-signature header has no v1 entry: a proxy in front of n8n changed it, or the request came from elsewhere.',
+	'signature-mismatch':
+		'The body was changed on its way (a proxy or tunnel that re-encodes, decompresses or reformats it) or the request is forged.',
+	'no-secret': 'The trigger holds no signing secret for this URL: unpublish and publish the workflow to register its endpoint again.',
+};
+
+interface Refusals {
+	count: number;
+	since: string;
+	lastAt: string;
+	lastReason: VerifyFailure;
+	lastMessage: string;
+}
+
 interface ReceiveOptions {
 	emitTestEvents?: boolean;
 	fetchCurrentState?: boolean;
@@ -89,6 +116,10 @@ const inFlight = new Map<string, Promise<void>>();
 const shownNotices = new Set<string>();
 /** When this process last rotated to recover, per workflow and URL. */
 const lastRecovery = new Map<string, number>();
+/** When this process last verified a delivery of the service, per workflow and URL. */
+const lastVerified = new Map<string, number>();
+/** Deliveries refused since the last accepted event, per workflow and URL (this process). */
+const refused = new Map<string, Refusals>();
 
 /** Forgets this process's memory, as an n8n restart does (for tests). */
 export function forgetProcessMemory(): void {
@@ -96,6 +127,8 @@ export function forgetProcessMemory(): void {
 	memory.clear();
 	shownNotices.clear();
 	lastRecovery.clear();
+	lastVerified.clear();
+	refused.clear();
 }
 
 type RawRequest = ReturnType<IWebhookFunctions['getRequestObject']> & {
@@ -142,10 +175,18 @@ function reconcile(data: IDataObject, url: string, scope: string, nowMs: number)
 	store.prune(nowMs);
 	memory.set(scope, store);
 	const record = getRecord(data, url);
-	if (record?.missedEvents && shownNotices.has(`${scope}|${record.missedEvents.reEnabledAt}`)) {
+	if (!record) return store;
+	let changed = false;
+	if (record.missedEvents && shownNotices.has(`${scope}|${record.missedEvents.reEnabledAt}`)) {
 		delete record.missedEvents;
-		setRecord(data, url, record);
+		changed = true;
 	}
+	const verified = lastVerified.get(scope);
+	if (verified !== undefined && verified - (record.lastVerifiedAt ?? 0) >= VERIFIED_AT_STEP_MS) {
+		record.lastVerifiedAt = verified;
+		changed = true;
+	}
+	if (changed) setRecord(data, url, record);
 	return store;
 }
 
@@ -177,7 +218,7 @@ function receiveSync(ctx: IWebhookFunctions, data: IDataObject, url: string, sco
  * time is kept in the record).
  */
 async function recoverSecret(ctx: IWebhookFunctions, data: IDataObject, url: string, scope: string, record: EndpointRecord): Promise<boolean> {
-	const now = Date.now();
+	const now = transportClock().now();
 	const last = Math.max(lastRecovery.get(scope) ?? 0, record.recoveredAt ?? 0);
 	if (now - last < RECOVERY_INTERVAL_MS) return false;
 	lastRecovery.set(scope, now);
@@ -194,6 +235,47 @@ async function recoverSecret(ctx: IWebhookFunctions, data: IDataObject, url: str
 		ctx.logger.warn(`Marketplace Trigger could not rotate the secret of webhook endpoint ${record.endpointId}: ${readFailure(error).message}`);
 		return false;
 	}
+}
+
+/**
+ * A refused delivery: 401, a log line a user can act on, and a count for the next event's item.
+ * A signature that matches no secret is taken for a rotation elsewhere only after 24 hours without
+ * a verified delivery: within them the service would also sign with the secret the trigger holds.
+ */
+async function refuse(
+	ctx: IWebhookFunctions,
+	data: IDataObject,
+	url: string,
+	scope: string,
+	record: EndpointRecord | undefined,
+	verdict: { reason: VerifyFailure; message: string },
+	webhookId: unknown,
+): Promise<IWebhookResponseData> {
+	const now = transportClock().now();
+	let advice = REFUSAL_ADVICE[verdict.reason];
+	if (verdict.reason === 'signature-mismatch' && record) {
+		const verifiedAt = Math.max(lastVerified.get(scope) ?? 0, record.lastVerifiedAt ?? 0, record.secretAt ?? 0);
+		if (now - verifiedAt >= SECRET_OVERLAP_MS) {
+			advice += ' No delivery was verified for 24 hours, so the secret may also have been rotated elsewhere.';
+			await recoverSecret(ctx, data, url, scope, record);
+		} else {
+			advice += ` It is not a secret rotation elsewhere: a delivery verified at ${new Date(verifiedAt).toISOString()} and the service signs with the previous secret too for 24 hours after a rotation.`;
+		}
+	}
+	const at = new Date(now).toISOString();
+	const before = refused.get(scope);
+	refused.set(scope, {
+		count: (before?.count ?? 0) + 1,
+		since: before?.since ?? at,
+		lastAt: at,
+		lastReason: verdict.reason,
+		lastMessage: `${verdict.message}. ${advice}`,
+	});
+	ctx.logger.warn(`Marketplace Trigger refused a delivery (401, ${verdict.reason}): ${verdict.message}. ${advice}`, {
+		url,
+		webhookId: typeof webhookId === 'string' ? webhookId : undefined,
+	});
+	return reply(ctx, 401, { error: 'invalid-signature', reason: verdict.reason });
 }
 
 async function readCurrentState(
@@ -238,18 +320,13 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const verdict = verifyWebhook({
 		headers: request.headers,
 		rawBody,
-		secrets: verificationKeys(record, Date.now()),
+		secrets: verificationKeys(record, transportClock().now()),
 	});
-	if (!verdict.ok) {
-		this.logger.debug(`Marketplace Trigger refused a delivery: ${verdict.message}`, { reason: verdict.reason });
-		// well-formed and timely, but signed with no secret the trigger holds: maybe rotated elsewhere
-		if (verdict.reason === 'signature-mismatch' && record) await recoverSecret(this, data, url, scope, record);
-		return reply(this, 401, { error: 'invalid-signature', reason: verdict.reason });
-	}
+	if (!verdict.ok) return await refuse(this, data, url, scope, record, verdict, request.headers['webhook-id']);
 	// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
 	// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
 	const recovered =
-		verdict.unknownSignatures > 0 && record !== undefined && !(Date.now() - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
+		verdict.unknownSignatures > 0 && record !== undefined && !(transportClock().now() - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
 			? await recoverSecret(this, data, url, scope, record)
 			: false;
 
@@ -257,6 +334,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const event = parseEnvelope(rawBody);
 	if (!event) return reply(this, 400, { error: 'malformed-event', message: 'The body is not an event envelope' });
 	if (event.type === SYNC_EVENT_TYPE) return receiveSync(this, data, url, scope, event);
+	lastVerified.set(scope, transportClock().now());
 	const options = this.getNodeParameter('options', {}) as ReceiveOptions;
 	if (event.type === TEST_EVENT_TYPE) {
 		if (options.emitTestEvents !== true) return acknowledge(this, 'test-event', { hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries' });
@@ -292,8 +370,9 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		// 5. record and emit (the read may have taken seconds: reconcile again with what came meanwhile)
 		const until = rememberId(data, url, reconcile(data, url, scope, Date.now()), key, event, Date.now());
 		const secret = getRecord(data, url)?.secret;
+		const target = syncTargetOf(request);
 		// production deliveries only: a test URL serves one request and is gone
-		if (this.getMode() === 'webhook' && secret) noteAccepted(this, scope, url, secret, key, until);
+		if (this.getMode() === 'webhook' && secret && target) noteAccepted(this, scope, url, target, secret, key, until);
 
 		const json: IDataObject = {
 			id: event.id,
@@ -304,6 +383,13 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		if (state.current !== undefined) json.current = state.current as IDataObject;
 		if (state.currentError !== undefined) json.currentError = state.currentError;
 		if (options.includeHeaders === true) json.headers = request.headers as IDataObject;
+		const refusals = refused.get(scope);
+		if (refusals) {
+			refused.delete(scope);
+			json.refusedDeliveries = { ...refusals };
+		}
+		const problem = storageProblem(scope);
+		if (problem) json.storageWarning = problem;
 		const current = getRecord(data, url);
 		if (current?.missedEvents) {
 			shownNotices.add(`${scope}|${current.missedEvents.reEnabledAt}`);

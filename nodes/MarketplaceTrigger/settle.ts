@@ -4,12 +4,14 @@
  *
  * n8n answers an accepted delivery itself, once it has registered the execution (so the service is
  * paced by what n8n can run), but then saves nothing the node changed (see receive.ts). So a
- * signed sync message to the trigger's own URL carries the ids accepted meanwhile, at most
- * `firstMs` later; whichever process receives it loads the stored ids, adds the missing ones,
- * saves, and answers which were missing. Each process saves the static data whole, from the copy
- * it loaded when its request began, so a concurrent save can drop ids again: an id counts as
- * settled only once a sync sent at least `confirmAfterMs` after its acceptance finds it stored
- * (any request that loaded before it was stored has ended by then).
+ * signed sync message carries the ids accepted meanwhile, at most `firstMs` later, to the listener
+ * of this same n8n process (the socket address the delivery arrived on, never the public webhook
+ * URL: behind a reverse proxy or NAT, n8n often cannot reach its own public address). The trigger
+ * receives it like a delivery, loads the stored ids, adds the missing ones, saves, and answers
+ * which were missing. Each process saves the static data whole, from the copy it loaded when its
+ * request began, so a concurrent save (another webhook processor in queue mode) can drop ids
+ * again: an id counts as settled only once a sync sent at least `confirmAfterMs` after its
+ * acceptance finds it stored (any request that loaded before it was stored has ended by then).
  */
 import { randomUUID } from 'node:crypto';
 
@@ -41,14 +43,47 @@ interface PendingId {
 	syncs: number;
 }
 
+/** Where a sync goes: the listener a delivery arrived on, with the path it was served at. */
+export interface SyncTarget {
+	url: string;
+	/** the listener serves https (N8N_PROTOCOL=https): its certificate names the public host, not this address */
+	tls: boolean;
+}
+
+/** The parts of an incoming request (Node's IncomingMessage under express) that locate its listener. */
+export interface ArrivedRequest {
+	url?: string;
+	originalUrl?: string;
+	socket?: { localAddress?: string; localPort?: number; encrypted?: boolean } | null;
+}
+
+/**
+ * The address of the listener that received `request`, joined with the path n8n served it at
+ * (the path as it arrived, so a proxy that rewrote the public path does not matter).
+ */
+export function syncTargetOf(request: ArrivedRequest): SyncTarget | undefined {
+	const socket = request.socket;
+	const address = socket?.localAddress;
+	const port = socket?.localPort;
+	const path = (request.originalUrl ?? request.url ?? '').split('?')[0];
+	if (!address || !port || !path.startsWith('/')) return undefined;
+	const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+	const host = v4.includes(':') ? `[${v4}]` : v4;
+	const tls = socket?.encrypted === true;
+	return { url: `${tls ? 'https' : 'http'}://${host}:${port}${path}`, tls };
+}
+
 interface Pending {
 	keys: Map<string, PendingId>;
 	ctx: IWebhookFunctions;
 	url: string;
+	target: SyncTarget;
 	secret: string;
 	running: boolean;
-	/** why the last sync failed, if it did */
+	/** why the last sync failed, if it did; cleared by the next one that works */
 	lastError?: string;
+	/** ids given up on since the last time an item reported it */
+	givenUp: number;
 	/** ends the loop's current wait when it is waiting to settle ids, not to store new ones */
 	wakeFromLongWait?: () => void;
 }
@@ -60,6 +95,23 @@ export function forgetPending(): void {
 	pending.clear();
 }
 
+/**
+ * Why accepted ids of this workflow and URL may not be saved, for the next event's item: the
+ * setups where a process cannot reach its own listener (an HTTP(S)_PROXY without NO_PROXY for
+ * loopback, n8n's SSRF protection blocking loopback) otherwise show only in the server log.
+ */
+export function storageProblem(scope: string): string | undefined {
+	const entry = pending.get(scope);
+	if (!entry || (entry.lastError === undefined && entry.givenUp === 0)) return undefined;
+	const lost = entry.givenUp > 0 ? `${entry.givenUp} accepted event id(s) could not be saved, so a late copy of those events may run again. ` : '';
+	entry.givenUp = 0;
+	return (
+		`${lost}The trigger stores the ids of accepted events by a signed request to this n8n process's own listener (${entry.target.url})` +
+		`${entry.lastError ? `, and the last one failed: ${entry.lastError}` : ''}. ` +
+		'If n8n has HTTP_PROXY/HTTPS_PROXY set, add 127.0.0.1 and localhost to NO_PROXY; if n8n blocks requests to loopback addresses, allow this one.'
+	);
+}
+
 /** Ids of this process not yet settled, per workflow and URL, or in all (for tests). */
 export function pendingCount(scope?: string): number {
 	if (scope !== undefined) return pending.get(scope)?.keys.size ?? 0;
@@ -68,12 +120,12 @@ export function pendingCount(scope?: string): number {
 	return count;
 }
 
-/** Notes an id accepted at `url` and makes sure a sync loop runs for it. */
-export function noteAccepted(ctx: IWebhookFunctions, scope: string, url: string, secret: string, key: string, untilMs: number): void {
+/** Notes an id accepted at `url` (served by the listener `target`) and makes sure a sync loop runs for it. */
+export function noteAccepted(ctx: IWebhookFunctions, scope: string, url: string, target: SyncTarget, secret: string, key: string, untilMs: number): void {
 	let entry = pending.get(scope);
-	if (!entry) pending.set(scope, (entry = { keys: new Map(), ctx, url, secret, running: false }));
-	// the newest request's context and secret (a rotation may have happened meanwhile)
-	Object.assign(entry, { ctx, url, secret });
+	if (!entry) pending.set(scope, (entry = { keys: new Map(), ctx, url, target, secret, running: false, givenUp: 0 }));
+	// the newest request's context, listener and secret (a rotation may have happened meanwhile)
+	Object.assign(entry, { ctx, url, target, secret });
 	entry.keys.set(key, { untilMs, acceptedAt: Date.now(), stored: false, syncs: 0 });
 	// a new id must not wait for the older ones' settling check: sync now
 	entry.wakeFromLongWait?.();
@@ -119,10 +171,11 @@ async function settle(scope: string, entry: Pending): Promise<void> {
 			}
 		}
 		if (givenUp.length > 0) {
-			entry.ctx.logger.warn(
+			entry.givenUp += givenUp.length;
+			entry.ctx.logger.error(
 				`Marketplace Trigger could not confirm that ${givenUp.length} accepted event id(s) are stored; ` +
 					`a late copy of those events may run again${entry.lastError ? ` (last sync error: ${entry.lastError})` : ''}`,
-				{ url: entry.url },
+				{ url: entry.url, syncUrl: entry.target.url },
 			);
 		}
 	}
@@ -138,7 +191,9 @@ async function sendSync(entry: Pending, carried: Array<[string, PendingId]>): Pr
 	try {
 		const answer = (await entry.ctx.helpers.httpRequest({
 			method: 'POST',
-			url: entry.url,
+			url: entry.target.url,
+			// the certificate is made for the public name; the message is signed, and the address is this process's own
+			skipSslCertificateValidation: entry.target.tls,
 			body,
 			headers: {
 				'content-type': 'application/json',
@@ -149,10 +204,11 @@ async function sendSync(entry: Pending, carried: Array<[string, PendingId]>): Pr
 			json: true,
 			timeout: 5_000,
 		})) as { missing?: unknown };
+		entry.lastError = undefined;
 		return new Set(splitKeys(answer?.missing));
 	} catch (error) {
 		entry.lastError = (error as Error).message;
-		entry.ctx.logger.debug(`Marketplace Trigger could not store accepted event ids through ${entry.url}: ${entry.lastError}`);
+		entry.ctx.logger.warn(`Marketplace Trigger could not store accepted event ids through ${entry.target.url}: ${entry.lastError}`);
 		return undefined;
 	}
 }

@@ -77,6 +77,10 @@ export interface EndpointRecord {
 	missedEvents?: MissedEventsNotice;
 	/** Unix ms of the last rotation the trigger made because of a rotation it did not make */
 	recoveredAt?: number;
+	/** Unix ms when the trigger obtained `secret` (creation or rotation) */
+	secretAt?: number;
+	/** Unix ms of a recent delivery verified with a held secret (saved in steps, so up to minutes behind) */
+	lastVerifiedAt?: number;
 }
 
 type Bag = Record<string, unknown>;
@@ -106,7 +110,7 @@ export function clearRecord(data: Bag, url: string): void {
 
 /** The record after a rotation: the new secret, and the old one kept for the overlap. */
 export function withNewSecret(record: EndpointRecord, secret: string, nowMs: number): EndpointRecord {
-	const next: EndpointRecord = { ...record, secret };
+	const next: EndpointRecord = { ...record, secret, secretAt: nowMs };
 	delete next.previousSecret;
 	delete next.previousSecretUntil;
 	if (record.secret && record.secret !== secret) {

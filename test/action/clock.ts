@@ -33,6 +33,12 @@ export class SteppedClock implements TransportClock {
 		return this.draw;
 	}
 
+	/** Moves this clock and the sandbox's forward without a wait being asked for (time passing between events). */
+	async advance(ms: number): Promise<void> {
+		this.offsetMs += ms;
+		await this.sandbox?.advanceClockMs(ms);
+	}
+
 	/** Empties `waits`. */
 	clear(): void {
 		this.waits.length = 0;

@@ -292,6 +292,11 @@ export class TriggerHarness extends TriggerBase {
 		await new Promise<void>((resolve) => this.server.close(() => resolve()));
 	}
 
+	/** The port the harness's own server listens on (what a proxy in front of it forwards to). */
+	get listenPort(): number {
+		return Number(new URL(this.origin).port);
+	}
+
 	get webhookBaseUrl(): string {
 		return this.baseUrlOverride ?? `${this.origin}/webhook`;
 	}

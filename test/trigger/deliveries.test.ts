@@ -11,6 +11,7 @@ import { dedupKey } from '../../nodes/MarketplaceTrigger/events';
 import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
 import { pendingCount, SETTLE_SCHEDULE, SYNC_EVENT_TYPE } from '../../nodes/MarketplaceTrigger/settle';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
+import { useSteppedClock } from '../action/clock';
 import { HARNESS_SETTLE, idsStored, TriggerBench, eventually, recordOf, settledRuns, type TriggerHarness } from './helpers';
 
 const bench = new TriggerBench();
@@ -346,6 +347,8 @@ test('rotation overlap: after a rotation it made, the trigger accepts the previo
 });
 
 describe('a secret rotated outside the trigger (Webhook Endpoint > Rotate Secret, or any API client)', () => {
+	// the trigger's secret bookkeeping and the sandbox's schedule move together, without waiting a day
+	const clock = useSteppedClock(() => bench.control);
 	const rotateOutside = async (endpointId: number, apiKey: string) =>
 		(await (
 			await fetch(`${bench.sandbox.baseUrl}/v1/webhook-endpoints/${endpointId}/rotate-secret`, {
@@ -376,7 +379,7 @@ describe('a secret rotated outside the trigger (Webhook Endpoint > Rotate Secret
 	test('after the overlap the service signs only with the secret the trigger lacks: 401, one rotation, and the retry a minute later runs once', async () => {
 		const { t, brandId, endpoint, apiKey } = await activeTrigger();
 		await rotateOutside(endpoint.id, apiKey);
-		await bench.control.advanceClock(24 * 3600 + 60);
+		await clock().advance((24 * 3600 + 60) * 1000);
 		const since = await bench.lastSeq();
 		const { event } = await bench.control.createOrder({ brandId });
 		await eventually(async () => (await bench.control.deliveries(endpoint.id)).find((d) => d.eventId === event.id && d.attempts >= 1));
@@ -389,11 +392,89 @@ describe('a secret rotated outside the trigger (Webhook Endpoint > Rotate Secret
 		expect((await deliverSigned(t, [stranger], orderEvent('evt_forged'))).status).toBe(401);
 		expect(await rotations(apiKey, since)).toBe(1);
 		// the service's retry after 1 minute is signed with the trigger's new secret too
-		await bench.control.advanceClock(60);
+		await clock().advance(60_000);
 		await t.waitForRuns(1);
 		expect(t.runs[0][0][0].json.id).toBe(event.id);
 		const delivered = (await bench.control.deliveries(endpoint.id)).find((d) => d.eventId === event.id)!;
 		expect(delivered).toMatchObject({ status: 'Delivered', responseStatusCode: 200, attempts: 2 });
+	});
+});
+
+describe('refusals: what is known, and no rotation on unauthenticated evidence', () => {
+	const clock = useSteppedClock(() => bench.control);
+	const rotations = async (apiKey: string, since: number) =>
+		(await bench.requestsOf(apiKey, since)).filter((r) => r.route === 'rotateWebhookEndpointSecret').length;
+	/** Signed over one body, sent with another: a proxy that re-encoded it on the way. */
+	async function deliverChanged(t: TriggerHarness, secret: string, event: IDataObject) {
+		const signed = JSON.stringify(event);
+		const timestamp = Math.floor(Date.now() / 1000);
+		return await t.deliver(JSON.stringify(event, null, 1), {
+			'content-type': 'application/json',
+			'webhook-id': String(event.id),
+			'webhook-timestamp': String(timestamp),
+			'webhook-signature': signWebhook(String(event.id), timestamp, Buffer.from(signed), parseSecret(secret)),
+		});
+	}
+
+	test('a changed body within 24 hours of a verified delivery: 401, no rotation; the count and last reason come on the next event', async () => {
+		const { t, brandId, apiKey } = await activeTrigger();
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		await bench.control.createOrder({ brandId });
+		await t.waitForRuns(1);
+		expect(t.runs[0][0][0].json.refusedDeliveries).toBeUndefined();
+		const since = await bench.lastSeq();
+		// 23 hours later (the service would still sign with a previous secret too): nothing explains a mismatch but the body
+		await clock().advance(23 * 3_600_000);
+		expect(await deliverChanged(t, secret, orderEvent('evt_changed_1'))).toMatchObject({ status: 401, body: { reason: 'signature-mismatch' } });
+		expect(await deliverChanged(t, secret, orderEvent('evt_changed_2'))).toMatchObject({ status: 401 });
+		expect((await deliverSigned(t, [secret], orderEvent('evt_stale'), Math.floor(Date.now() / 1000) - 400)).body).toMatchObject({ reason: 'timestamp-too-old' });
+		expect(await rotations(apiKey, since)).toBe(0);
+		expect(recordOf(t, t.webhookUrl)!.secret).toBe(secret);
+		expect(await settledRuns(t)).toBe(1);
+
+		await bench.control.createOrder({ brandId });
+		await t.waitForRuns(2);
+		expect(t.runs[1][0][0].json.refusedDeliveries).toMatchObject({
+			count: 3,
+			lastReason: 'timestamp-too-old',
+			lastMessage: expect.stringMatching(/^Timestamp is 40\d s old \(tolerance 300 s\)\. Check this n8n host's clock/),
+		});
+		// shown once
+		await bench.control.createOrder({ brandId });
+		await t.waitForRuns(3);
+		expect(t.runs[2][0][0].json.refusedDeliveries).toBeUndefined();
+		expect(await rotations(apiKey, since)).toBe(0);
+	});
+
+	test('the refusal message says why a mismatch is not taken for a rotation elsewhere', async () => {
+		const { t, brandId } = await activeTrigger();
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		expect((await deliverChanged(t, secret, orderEvent('evt_changed_3'))).status).toBe(401);
+		await bench.control.createOrder({ brandId });
+		await t.waitForRuns(1);
+		const refused = t.runs[0][0][0].json.refusedDeliveries as IDataObject;
+		expect(refused).toMatchObject({ count: 1, lastReason: 'signature-mismatch' });
+		expect(String(refused.lastMessage)).toMatch(/body was changed on its way .* or the request is forged\. It is not a secret rotation elsewhere/);
+	});
+
+	test('the time of the last verified delivery survives a restart: a changed body after it rotates nothing', async () => {
+		const { t, brandId, apiKey } = await activeTrigger();
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		// the endpoint's secret is 30 hours old, its last verified delivery 1 hour old
+		await clock().advance(29 * 3_600_000);
+		await bench.control.createOrder({ brandId });
+		await t.waitForRuns(1);
+		await idsStored();
+		expect(Number(recordOf(t, t.webhookUrl)!.lastVerifiedAt)).toBeGreaterThan(clock().now() - 60_000);
+		await clock().advance(3_600_000);
+		forgetProcessMemory();
+		const since = await bench.lastSeq();
+		expect((await deliverChanged(t, secret, orderEvent('evt_changed_4'))).status).toBe(401);
+		expect(await rotations(apiKey, since)).toBe(0);
+		// control: 24 hours after that delivery, the same mismatch is taken for a rotation elsewhere (once)
+		await clock().advance(24 * 3_600_000);
+		expect((await deliverChanged(t, secret, orderEvent('evt_changed_5'))).status).toBe(401);
+		expect(await rotations(apiKey, since)).toBe(1);
 	});
 });
 

@@ -66,7 +66,7 @@ export class TriggerBench {
 	async trigger(
 		apiKey: string,
 		parameters: INodeParameters = {},
-		extra: { workflowStaticData?: IDataObject } = {},
+		extra: { workflowStaticData?: IDataObject; webhookBaseUrl?: string } = {},
 	): Promise<TriggerHarness> {
 		const harness = await createTriggerHarness({
 			node: new MarketplaceTrigger(),

@@ -1,6 +1,7 @@
 /**
  * Time as the transport sees it: n8n's `sleep`, the system clock and Math.random in n8n. Tests
- * replace it to prove the retry and pacing schedules without waiting them out.
+ * replace it to prove the retry and pacing schedules without waiting them out, and the trigger's
+ * secret bookkeeping (rotation overlap, the 24 hours without a verified delivery) reads it too.
  */
 import { sleep } from 'n8n-workflow';
 

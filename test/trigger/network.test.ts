@@ -1,0 +1,91 @@
+/**
+ * The Marketplace Trigger behind a reverse proxy that the service reaches and n8n itself cannot
+ * (test/e2e/reverseProxy.ts: it forwards only the service's deliveries, chunked, with
+ * X-Forwarded-* headers). Exactly once must not depend on n8n reaching its own public URL: the
+ * accepted ids are stored through this process's own listener.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
+import { pendingCount } from '../../nodes/MarketplaceTrigger/settle';
+import { USER_AGENT } from '../sandbox/sender';
+import { fromService, startReverseProxy, type ReverseProxy } from '../e2e/reverseProxy';
+import { TriggerBench, eventually, settledRuns, type TriggerHarness } from './helpers';
+
+const bench = new TriggerBench();
+let proxy: ReverseProxy;
+let harness: TriggerHarness | undefined;
+
+beforeAll(async () => {
+	await bench.start();
+	proxy = await startReverseProxy({ targets: () => [{ port: harness!.listenPort }], accept: fromService(USER_AGENT) });
+});
+afterAll(async () => {
+	await bench.close();
+	await proxy.stop();
+});
+
+test('one event, a burst of 5 and a back-to-back pair: ids stored with no request to the public URL; redelivered after a restart, none runs again', async () => {
+	const { apiKey, brandId, userId } = await bench.user();
+	harness = await bench.trigger(apiKey, {}, { webhookBaseUrl: `${proxy.url}webhook` });
+	const t = harness;
+	await t.activate();
+	const [endpoint] = await bench.endpointsOf(userId);
+	expect(endpoint.url).toBe(`${proxy.url}webhook/${t.node.webhookId}/webhook`);
+
+	const events: string[] = [];
+	events.push((await bench.control.createOrder({ brandId })).event.id as string);
+	await t.waitForRuns(1);
+	const burst = await Promise.all([1, 2, 3, 4, 5].map(async () => await bench.control.createOrder({ brandId })));
+	events.push(...burst.map((b) => b.event.id as string));
+	await t.waitForRuns(6);
+	events.push((await bench.control.createOrder({ brandId })).event.id as string);
+	events.push((await bench.control.createOrder({ brandId })).event.id as string);
+	await t.waitForRuns(8);
+	// every delivery came through the proxy: chunked, with the forwarding headers
+	const deliveries = t.requests.filter((r) => r.headers['user-agent'] === USER_AGENT);
+	expect(deliveries).toHaveLength(8);
+	expect(deliveries.every((r) => r.headers['transfer-encoding'] === 'chunked' && r.headers['x-forwarded-proto'] === 'https')).toBe(true);
+
+	await eventually(() => pendingCount() === 0);
+	// n8n's own requests never went to the public address (the proxy would have dropped them)
+	expect(proxy.dropped).toEqual([]);
+	const seen = ((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl];
+	expect(seen).toBeDefined();
+
+	// "restart": process memory gone; the service delivers every event again
+	forgetProcessMemory();
+	const made = (await bench.control.deliveries(endpoint.id)).filter((d) => events.includes(d.eventId as string));
+	expect(made).toHaveLength(8);
+	const again = await Promise.all(made.map(async (d) => await bench.control.redeliver(d.id)));
+	expect(again.map((d) => d.attemptLog.at(-1)!.statusCode)).toEqual(made.map(() => 200));
+	expect(await settledRuns(t)).toBe(8);
+	const answers = t.responses.slice(-8).map((r) => (r.body as IDataObject).ignored);
+	expect(answers).toEqual(made.map(() => 'duplicate'));
+});
+
+test('where this process cannot reach its own listener (an HTTP proxy without NO_PROXY for it), the next event\'s item says so', async () => {
+	const { apiKey, brandId } = await bench.user();
+	harness = await bench.trigger(apiKey);
+	const t = harness;
+	await t.activate();
+	const saved = { HTTP_PROXY: process.env.HTTP_PROXY, NO_PROXY: process.env.NO_PROXY };
+	// n8n's requests honour HTTP_PROXY; this one refuses every connection, and only the service is exempt
+	process.env.HTTP_PROXY = 'http://127.0.0.1:9';
+	process.env.NO_PROXY = new URL(bench.sandbox.baseUrl).host;
+	try {
+		await bench.control.createOrder({ brandId });
+		await t.waitForRuns(1);
+		expect(t.runs[0][0][0].json.storageWarning).toBeUndefined();
+		await eventually(() => pendingCount() === 0);
+		await bench.control.createOrder({ brandId });
+		await t.waitForRuns(2);
+	} finally {
+		Object.assign(process.env, saved);
+		for (const [name, value] of Object.entries(saved)) if (value === undefined) delete process.env[name];
+	}
+	const warning = String(t.runs[1][0][0].json.storageWarning);
+	expect(warning).toMatch(/^1 accepted event id\(s\) could not be saved, so a late copy of those events may run again\. /);
+	expect(warning).toContain(`own listener (http://127.0.0.1:${t.listenPort}/webhook/`);
+	expect(warning).toMatch(/add 127\.0\.0\.1 and localhost to NO_PROXY/);
+});
