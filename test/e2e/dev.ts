@@ -1,9 +1,11 @@
 /**
  * `npm run dev` (via .ci/dev): the sandbox service plus a real n8n 2.41.1 with this package loaded,
- * an owner login, the sandbox's demo key as a credential and the example workflows, so a person can
- * try the nodes in the editor without an account. Ctrl-C stops everything.
+ * an owner login, the sandbox's demo key as a credential, a local mail catcher (MailDev) with an SMTP
+ * credential for it, and the example workflows, so a person can try the nodes in the editor without
+ * an account and read the mails the examples send. Ctrl-C stops everything.
  *
- *   .ci/dev [--port 5678] [--sandbox-port 4010] [--folder tmp/dev-n8n] [--fresh] [--reimport]
+ *   .ci/dev [--port 5678] [--sandbox-port 4010] [--smtp-port 1025] [--inbox-port 1080]
+ *           [--folder tmp/dev-n8n] [--fresh] [--reimport]
  *
  * n8n's data (database, settings) lives in <repo>/tmp/dev-n8n and survives restarts; --fresh
  * starts from an empty one; the example workflows are imported on a fresh folder or with --reimport.
@@ -12,7 +14,9 @@
  * receiving events after it. When the sandbox starts without that file (first start, --fresh, or
  * the file deleted) it knows no endpoint, and n8n calls no webhook method when it starts: every
  * published workflow with a Marketplace Trigger is then published again, which registers it. On a
- * fresh folder the example "order arrives -> read it" is imported and published.
+ * fresh folder the example "order arrives -> read it" is imported and published. The mail catcher
+ * keeps its mails in <repo>/tmp/dev-n8n/mail; a port in use is replaced by a free one, and the
+ * SMTP credential follows it.
  *
  * Measured (2 cores): ready 15.5 s on a fresh folder, 8.9 s on an existing one (dev.ts alone;
  * `npm run dev` adds the build, about 4 s, and the no-op install checks).
@@ -20,6 +24,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
+import { smtpCredentialData, startMailCatcher, type MailCatcherHandle } from './mailCatcher';
 import { freePort, startN8n, type N8nHandle } from './n8n';
 
 const repoRoot = resolve(__dirname, '..', '..');
@@ -28,8 +33,14 @@ const workflowsDir = join(__dirname, 'workflows');
 /** The credential the example workflows in test/e2e/workflows reference. */
 export const DEMO_CREDENTIAL = { id: 'mktSandboxDemo01', name: 'Marketplace sandbox (demo key)', type: 'marketplaceApi' } as const;
 
+/** The SMTP credential the Send Email nodes of examples (b) and (c) use: the local mail catcher. */
+export const MAIL_CREDENTIAL = { id: 'mktDevMailSmtp01', name: 'Mail catcher (npm run dev)', type: 'smtp' } as const;
+
 /** Example workflow of story (a), "order arrives -> read it" (test/e2e/workflows/order-arrives.json). */
 export const ORDER_ARRIVES_WORKFLOW = { id: 'mktOrderArrives1', webhookId: '3d7c1a52-8e4b-4f0a-9c61-5a2e7b9d0a11' } as const;
+
+/** Example workflow of story (b), the evening packing report by mail (test/e2e/workflows/evening-pack-and-report.json). */
+export const EVENING_PACK_WORKFLOW = { id: 'mktEveningPack01', startNode: 'Every Evening' } as const;
 
 interface SandboxHandle {
 	baseUrl: string;
@@ -71,15 +82,17 @@ async function main() {
 	if (flag('fresh')) rmSync(userFolder, { recursive: true, force: true });
 	const freshFolder = !existsSync(join(userFolder, '.n8n', 'database.sqlite'));
 	const n8nPort = (await portIsFree(n8nPortWanted)) ? n8nPortWanted : await freePort();
+	const freeOr = async (wanted: number) => ((await portIsFree(wanted)) ? wanted : await freePort());
 
 	let sandbox: SandboxHandle | undefined;
+	let mail: MailCatcherHandle | undefined;
 	let n8n: N8nHandle | undefined = undefined;
 	let stopping = false;
 	const shutdown = async (code: number) => {
 		if (stopping) return;
 		stopping = true;
 		console.log('\n[dev] stopping ...');
-		await Promise.allSettled([n8n?.stop(), Promise.resolve(sandbox?.close())]);
+		await Promise.allSettled([n8n?.stop(), Promise.resolve(sandbox?.close()), mail?.close()]);
 		process.exit(code);
 	};
 	process.on('SIGINT', () => void shutdown(0));
@@ -91,6 +104,17 @@ async function main() {
 		console.log(`[dev] sandbox at ${sandbox.baseUrl} (${sandbox.restored ? 'its data from the last run' : 'fresh demo data'})`);
 	} catch (e) {
 		console.warn(`[dev] sandbox not started: ${(e as Error).message}`);
+	}
+
+	try {
+		mail = await startMailCatcher({
+			smtpPort: await freeOr(Number(arg('smtp-port') ?? 1025)),
+			webPort: await freeOr(Number(arg('inbox-port') ?? 1080)),
+			mailDir: join(userFolder, 'mail'),
+		});
+		console.log(`[dev] mail catcher (MailDev): SMTP on 127.0.0.1:${mail.smtpPort}, inbox at ${mail.webUrl}/`);
+	} catch (e) {
+		console.warn(`[dev] mail catcher not started: ${(e as Error).message}`);
 	}
 
 	console.log(`[dev] starting n8n 2.41.1 on port ${n8nPort} (first boot about 15 s) ...`);
@@ -107,6 +131,8 @@ async function main() {
 		// Upsert by id, so the credential follows the sandbox's current address and demo key.
 		await n8n.importCredential({ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } });
 	}
+	// Upsert by id too, so the examples' Send Email nodes reach the catcher on whatever port it got.
+	if (mail) await n8n.importCredential({ ...MAIL_CREDENTIAL, data: smtpCredentialData(mail) });
 	const hasWorkflows = existsSync(workflowsDir) && readdirSync(workflowsDir).some((f) => f.endsWith('.json'));
 	if (hasWorkflows && (freshFolder || flag('reimport'))) {
 		await n8n.importWorkflows(workflowsDir);
@@ -137,9 +163,14 @@ async function main() {
 
 	console.log('');
 	console.log(`  n8n editor:  ${n8n.baseUrl}/`);
+	if (mail) console.log(`  mail inbox:  ${mail.webUrl}/  (every mail n8n sends with the credential "${MAIL_CREDENTIAL.name}")`);
 	console.log(`  login:       owner@example.com / Marketplace-Dev-1`);
 	if (sandbox) {
 		console.log(`  sandbox:     ${sandbox.baseUrl}  (credential "${DEMO_CREDENTIAL.name}" holds its demo key)`);
+		if (mail) {
+			console.log(`  report:      open "Marketplace: every evening mark the day's orders packed and report" (${n8n.baseUrl}/workflow/${EVENING_PACK_WORKFLOW.id}),`);
+			console.log('               press "Execute workflow", then read the mail to the warehouse in the inbox');
+		}
 		if (activated) {
 			console.log(`  active:      "Marketplace: order arrives -> read it" (${n8n.baseUrl}/workflow/${ORDER_ARRIVES_WORKFLOW.id})`);
 			console.log('  events:      make the sandbox emit an order.created event (a new order), then see Executions:');
@@ -147,11 +178,12 @@ async function main() {
 			console.log('  events:      activate a workflow with the Marketplace Trigger, then make the sandbox emit one, e.g.');
 		}
 		console.log(`               curl -X POST ${sandbox.baseUrl}/_sandbox/orders -H 'content-type: application/json' -d '{"brandId":1}'`);
-		console.log(`               brand health: curl -X POST ${sandbox.baseUrl}/_sandbox/brand-health/2/band -H 'content-type: application/json' -d '{"dimension":"DeliveryPerformance","band":"Critical"}'`);
+		console.log(`               brand health (publish "Marketplace: brand health band entered -> alert" first to get its mail to the brand manager):`);
+		console.log(`               curl -X POST ${sandbox.baseUrl}/_sandbox/brand-health/2/band -H 'content-type: application/json' -d '{"dimension":"DeliveryPerformance","band":"Critical"}'`);
 		console.log(`               (control API: ${sandbox.baseUrl}/_sandbox/..., see test/sandbox/README.md)`);
 	}
 	console.log(`  data:        ${userFolder} (--fresh to start over)`);
-	console.log('  Ctrl-C stops n8n and the sandbox.');
+	console.log('  Ctrl-C stops n8n, the sandbox and the mail catcher.');
 	console.log(`[dev] ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
 }
 

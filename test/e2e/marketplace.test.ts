@@ -16,8 +16,9 @@ import { Webhook } from 'standardwebhooks';
 
 import { startSandbox, type SandboxHandle } from '../sandbox';
 import type { LoggedRequest } from '../sandbox/requestLog';
-import { DEMO_CREDENTIAL, ORDER_ARRIVES_WORKFLOW } from './dev';
+import { DEMO_CREDENTIAL, MAIL_CREDENTIAL, ORDER_ARRIVES_WORKFLOW } from './dev';
 import { executionsOf, nodeOutput, sleep, Timings, waitFor } from './kit';
+import { smtpCredentialData, startMailCatcher, type CaughtMail, type MailCatcherHandle } from './mailCatcher';
 import { startN8n, type N8nHandle, type PublicApi } from './n8n';
 import type { Json } from '../json';
 
@@ -44,6 +45,8 @@ const BAD_KEY = 'mk_unknown_key_e2e_0001';
 const timings = new Timings();
 const suiteStarted = Date.now();
 let sandbox: SandboxHandle;
+/** The SMTP catcher the examples' Send Email nodes deliver to (credential MAIL_CREDENTIAL). */
+let mail: MailCatcherHandle;
 let n8n: N8nHandle;
 let api: PublicApi;
 
@@ -74,13 +77,17 @@ function manualWorkflow(id: string, name: string, node: Record<string, unknown>)
 
 beforeAll(async () => {
 	sandbox = await timings.time('sandbox start', () => startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true }));
+	mail = await timings.time('mail catcher start', () => startMailCatcher());
 	n8n = await timings.time('n8n first boot (to editor line + readiness)', () => startN8n({ packageRoot: repoRoot }));
 	await timings.time('owner setup + login', async () => {
 		await n8n.setupOwner();
 		await n8n.login();
 	});
-	await timings.time('CLI import:credentials (demo key)', () =>
-		n8n.importCredential({ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } }),
+	await timings.time('CLI import:credentials (demo key, SMTP)', () =>
+		n8n.importCredential([
+			{ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } },
+			{ ...MAIL_CREDENTIAL, data: smtpCredentialData(mail) },
+		]),
 	);
 	await timings.time('CLI import:workflow (test/e2e/workflows)', () => n8n.importWorkflows(join(__dirname, 'workflows')));
 	api = await n8n.publicApi();
@@ -113,6 +120,7 @@ afterAll(async () => {
 	}
 	await n8n?.stop();
 	await sandbox?.close();
+	await mail?.close();
 	timings.add('whole file (beforeAll to afterAll)', Date.now() - suiteStarted);
 	console.log(`[e2e] timings:\n${timings.report()}`);
 });
@@ -351,7 +359,7 @@ describe('action workflows, headless', () => {
 		expect(failed[0]).toMatchObject({ o: 999999, error: expect.stringMatching(/^not-found \(404\)/), details: { httpCode: '404' } });
 	});
 
-	test('story (b) via REST run: today\'s Created orders read, marked packed in one batch (a 500 retried with the same key), reported', async () => {
+	test('story (b) via REST run: today\'s Created orders read, marked packed in one batch (a 500 retried with the same key), reported by mail to the warehouse (also 0 of 0, and an order cancelled meanwhile)', async () => {
 		// A few orders of today besides the seed's.
 		for (const brandId of [1, 2, 3]) await sandbox.control.createOrder({ brandId });
 		const before = await sandbox.control.state<{ id: number; brandId: number; status: string; createdAt: string }>('orders');
@@ -394,6 +402,17 @@ describe('action workflows, headless', () => {
 		const after = await sandbox.control.state<{ id: number; status: string }>('orders');
 		for (const id of expected) expect(after.find((o) => o.id === id)?.status).toBe('Packed');
 
+		// The Send Email node's report, as it arrived at the SMTP catcher.
+		const n = expected.length;
+		const toWarehouse = (m: CaughtMail) => m.envelope.to.some((t) => t.address === 'warehouse@example.com');
+		const [first] = await mail.waitForMails(1, toWarehouse);
+		expect(first.from).toEqual([{ address: 'n8n@example.com', name: 'Marketplace automation' }]);
+		expect(first.to).toEqual([{ address: 'warehouse@example.com', name: 'Warehouse' }]);
+		expect(report.date).toMatch(/^\d{4}-\d\d-\d\d$/);
+		expect(first.subject).toBe(`Evening packing ${report.date}: ${n} of ${n} orders packed, 0 failed`);
+		expect(first.text).toMatch(new RegExp(`Orders found: +${n}\nMarked packed: +${n}\nFailed: +0\n`));
+		expect(first.text).toContain(`Packed orders: ${expected.join(', ')}\nNo failures.`);
+
 		// Run again: nothing Created today is left, the report still comes (0 of 0), nothing is written.
 		const againSince = await lastSeq();
 		const again = await n8n.runWorkflow(WF.eveningPack);
@@ -401,6 +420,24 @@ describe('action workflows, headless', () => {
 		expect(nodeOutput(again, 'Mark Packed')).toEqual([]);
 		expect(nodeOutput(again, 'Packing Report')).toMatchObject([{ ordersFound: 0, packed: 0, failed: 0 }]);
 		expect(await requestsOf('markOrdersPacked', againSince)).toEqual([]);
+		const [, second] = await mail.waitForMails(2, toWarehouse);
+		expect(second.subject).toBe(`Evening packing ${report.date}: 0 of 0 orders packed, 0 failed`);
+		expect(second.text).toContain('No order was marked packed today.\nNo failures.');
+
+		// A customer cancels one of two new orders while the run is under way (the sandbox holds the
+		// mark-packed request until then): the service refuses that one, and the mail names it and why.
+		const { order: kept } = await sandbox.control.createOrder({ brandId: 1 });
+		const { order: cancelled } = await sandbox.control.createOrder({ brandId: 2 });
+		await sandbox.control.injectFault({ route: 'markOrdersPacked', mode: 'hang', when: 'before', count: 1, hangMs: 20_000 });
+		const third = n8n.runWorkflow(WF.eveningPack);
+		await waitFor('the mark-packed request to be held', async () => ((await sandbox.control.faults()).faults.length === 0 ? true : undefined));
+		await sandbox.control.cancelOrder(cancelled.id);
+		await sandbox.control.advanceClockMs(20_000);
+		expect((await third).status).toBe('success');
+		const [, , withFailure] = await mail.waitForMails(3, toWarehouse);
+		expect(withFailure.subject).toBe(`Evening packing ${report.date}: 1 of 2 orders packed, 1 failed`);
+		expect(withFailure.text).toContain(`Packed orders: ${kept.id}\n`);
+		expect(withFailure.text).toContain(`- order ${cancelled.id}: order ${cancelled.id} is Cancelled, only Created orders can be packed`);
 	});
 });
 
@@ -543,7 +580,7 @@ describe('Marketplace Trigger in a real n8n', () => {
 		await waitFor('twelve executions', async () => ((await webhookExecutions(WF.orderArrives)).length >= before + 12 ? true : undefined));
 	});
 
-	test('story (c), activated over a Disabled endpoint at its URL: adopted and re-enabled; band entered -> brand health read -> alert (with the missed-events notice); band_exited starts nothing', async () => {
+	test('story (c), activated over a Disabled endpoint at its URL: adopted and re-enabled; band entered -> brand health read -> alert (with the missed-events notice) mailed to the brand manager; band_exited starts nothing', async () => {
 		// An endpoint for this URL already exists and the service disabled it (e.g. n8n was down for days).
 		const serviceApi = async (method: string, path: string, body: unknown) => {
 			const res = await fetch(`${sandbox.baseUrl}${path}`, {
@@ -586,6 +623,15 @@ describe('Marketplace Trigger in a real n8n', () => {
 		const [alert] = nodeOutput(ex, 'Alert');
 		expect(alert).toMatchObject({ severity: 'high', brandId: 2, eventId: entered.id, message: 'Brand 2: DeliveryPerformance entered band Critical' });
 		expect(alert.dimensionsNow.every((d: { dimension: string; band: string }) => d.dimension === 'DeliveryPerformance' && d.band === 'Critical')).toBe(true);
+		// The Send Email node's alert to the brand manager, as it arrived at the SMTP catcher.
+		const [alertMail] = await mail.waitForMails(1, (m) => m.envelope.to.some((t) => t.address === 'brand-manager@example.com'));
+		expect(alertMail.to).toEqual([{ address: 'brand-manager@example.com', name: 'Brand manager' }]);
+		expect(alertMail.subject).toBe('Brand health alert for brand 2: DeliveryPerformance entered band Critical');
+		expect(alertMail.text).toContain("brand 2's DeliveryPerformance has entered the band Critical, which needs action.");
+		expect(alert.dimensionsNow.length).toBeGreaterThan(0);
+		for (const d of alert.dimensionsNow) expect(alertMail.text).toContain(`- ${d.category}: Critical (score ${d.score})`);
+		expect(alertMail.text).toContain(`Severity: high`);
+		expect(alertMail.text).toContain(`Event: ${entered.id}`);
 
 		// The band_exited delivery is answered 2xx (unsubscribed types are acknowledged) or was never sent.
 		await sleep(1000);
