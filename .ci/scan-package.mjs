@@ -4,10 +4,12 @@
 // published tarball (its .js files and package.json). The provenance check needs a published version;
 // both lint passes are the scanner's own exported `analyzePackage`, run here on this checkout and on
 // the tarball `npm pack` makes from it. Also checks what the tarball holds: every file package.json's
-// `n8n` section names, and no source maps, declarations, tests or output of deleted sources.
+// `n8n` section names, one output schema per operation and node version of each node with operations
+// (where n8n's editor asks for them), and no source maps, declarations, tests or output of deleted sources.
 // Usage (after `npm run build`): node .ci/scan-package.mjs
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -37,13 +39,44 @@ for (const file of files) {
 	}
 }
 
+// n8n reads `<folder of the node's .js>/__schema__/v<x.y.z>/<resource>/<operation>.json`, the version padded to three parts.
+const padVersion = (v) => String(v).split('.').concat(['0', '0']).slice(0, 3).join('.');
+const requireFromTarball = createRequire(path.join(out, 'package', 'package.json'));
+const wantedSchemas = new Set();
+for (const nodeFile of manifest.n8n.nodes) {
+	const exported = requireFromTarball(path.join(out, 'package', nodeFile));
+	const { description } = new (Object.values(exported)[0])();
+	const operationProperties = description.properties.filter((p) => p.name === 'operation');
+	for (const version of [description.version].flat()) {
+		for (const property of operationProperties) {
+			for (const resource of property.displayOptions?.show?.resource ?? []) {
+				for (const { value } of property.options) {
+					wantedSchemas.add(`${path.dirname(nodeFile)}/__schema__/v${padVersion(version)}/${resource}/${value}.json`);
+				}
+			}
+		}
+	}
+}
+for (const wanted of wantedSchemas) {
+	if (!files.includes(wanted)) {
+		problems.push(`missing output schema: ${wanted}`);
+		continue;
+	}
+	// The editor shows a preview only for a schema with a `type` and non-empty `properties`.
+	const schema = JSON.parse(readFileSync(path.join(out, 'package', wanted), 'utf8'));
+	if (!schema.type || Object.keys(schema.properties ?? {}).length === 0) problems.push(`output schema without fields: ${wanted}`);
+}
+for (const file of files.filter((f) => f.includes('/__schema__/') && !wantedSchemas.has(f))) {
+	problems.push(`output schema of no operation: ${file}`);
+}
+
 const source = await analyzePackage(root, SOURCE_FILE_PATTERNS);
 const dist = await analyzePackage(path.join(out, 'package'), ['**/*.js', 'package.json']);
 for (const [leg, result] of [['source', source], ['tarball', dist]]) {
 	if (!result.passed) problems.push(`scanner (${leg}): ${result.message}\n${result.details ?? ''}`);
 }
 
-const summary = `${packed.filename}: ${files.length} files, ${packed.size} bytes packed, ${packed.unpackedSize} unpacked`;
+const summary = `${packed.filename}: ${files.length} files (${wantedSchemas.size} output schemas), ${packed.size} bytes packed, ${packed.unpackedSize} unpacked`;
 if (problems.length > 0) {
 	console.error(`[scan] FAILED for ${summary}\n${problems.join('\n')}`);
 	process.exit(1);
