@@ -7,7 +7,10 @@
  *
  * Run: .ci/with-node24 npx jest test/schema/outputSchemas.test.ts
  */
+import path from 'node:path';
+
 import Ajv, { type ValidateFunction } from 'ajv';
+import { loadOutputSchema, resolveOutputSchemaPath } from 'n8n-core';
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { operations } from '../../nodes/Marketplace/actions/resources';
@@ -15,6 +18,7 @@ import { useSteppedClock } from '../action/clock';
 import { fixtureWithReceiver, items, node } from '../action/helpers';
 import {
 	OUTPUT_SCHEMAS,
+	SCHEMA_ROOT,
 	committedFiles,
 	readCommitted,
 	serialize,
@@ -96,6 +100,18 @@ test('each schema is one the editor accepts: an object type with fields, each fi
 			expect({ key, field, description: typeof definition.description }).toEqual({ key, field, description: 'string' });
 		}
 		expect(() => ajv.compile(schema)).not.toThrow();
+	}
+});
+
+test('n8n-core finds each file the way n8n reads it: the editor\'s route by exact version, the AI workflow builder with its fallback', () => {
+	const nodeDir = path.dirname(SCHEMA_ROOT);
+	for (const version of VERSIONS) {
+		for (const key of KEYS) {
+			const [resource, operation] = key.split('/');
+			const expected = path.join(SCHEMA_ROOT, versionFolder(version), `${key}.json`);
+			expect(resolveOutputSchemaPath({ nodeDir, version, resource, operation })).toBe(expected);
+			expect(loadOutputSchema({ nodeDir, version, resource, operation, versionFallback: true })).toEqual(OUTPUT_SCHEMAS[key]);
+		}
 	}
 });
 
