@@ -69,10 +69,14 @@ const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$
  * Polls in flight, by workflow and node. n8n 2.41.1 starts a poll at every interval even while the
  * previous one is still waiting (an outage: retries and timeouts), and both would compare against
  * the same saved state, reporting an order created meanwhile twice. A poll that finds one in flight
- * skips: the running poll, or the next one, covers its window, and a failing service gets no
- * extra requests. Polls of an active workflow run in one n8n process (the leader in queue mode).
+ * reports nothing itself: the running poll, or the next one, covers its window, and a failing
+ * service gets no extra requests. It still waits for the running poll to end, because n8n gives
+ * overlapping polls of one workflow one expression isolate and releases it when the first of them
+ * returns: returning at once would take the isolate from the running poll, whose next parameter or
+ * credential read would fail ("No bridge acquired for this context"). Polls of an active workflow
+ * run in one n8n process (the leader in queue mode).
  */
-const pollsInFlight = new Set<string>();
+const pollsInFlight = new Map<string, Promise<unknown>>();
 
 /** How far back Fetch Test Event looks for a sample order, widening until it finds one. */
 const SAMPLE_WINDOWS_DAYS = [1, 7, 30, 365];
@@ -222,15 +226,16 @@ export class MarketplacePollingTrigger implements INodeType {
 		}
 
 		const pollKey = `${this.getWorkflow().id ?? ''}/${this.getNode().id}`;
-		if (pollsInFlight.has(pollKey)) {
-			this.logger.info('Marketplace Polling Trigger: the previous check is still running; this one is skipped', {
+		const running = pollsInFlight.get(pollKey);
+		if (running) {
+			this.logger.info('Marketplace Polling Trigger: the previous check is still running; this one waits for it and reports nothing itself', {
 				workflowId: this.getWorkflow().id,
 				node: this.getNode().name,
 			});
+			await running.catch(() => undefined);
 			return null;
 		}
-		pollsInFlight.add(pollKey);
-		try {
+		const check = (async () => {
 			const staticData = this.getWorkflowStaticData('node');
 			const previous = readPollState(staticData[STATE_KEY]);
 			const plan = planPoll(previous, settings, nowMs);
@@ -241,6 +246,10 @@ export class MarketplacePollingTrigger implements INodeType {
 			const { changes, state } = detectChanges(previous, orders, plan, settings, nowMs);
 			staticData[STATE_KEY] = state as unknown as IDataObject;
 			return changes.length > 0 ? [toItems(changes)] : null;
+		})();
+		pollsInFlight.set(pollKey, check);
+		try {
+			return await check;
 		} finally {
 			pollsInFlight.delete(pollKey);
 		}

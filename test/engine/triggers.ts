@@ -626,11 +626,24 @@ export async function createTriggerHarness(opts: TriggerHarnessOptions): Promise
 // Polling triggers
 // ---------------------------------------------------------------------------------------------
 
-export type PollHarnessOptions = TriggerBaseOptions;
+export interface PollHarnessOptions extends TriggerBaseOptions {
+	/**
+	 * Trigger-mode polls share one Workflow, as n8n 2.41.1 polls an active workflow: one Expression
+	 * object, so overlapping polls share its expression isolate. Default: a Workflow per poll.
+	 */
+	shareWorkflow?: boolean;
+}
 
 export class PollHarness extends TriggerBase {
 	/** Items each trigger-mode poll emitted (what would start a run). */
 	readonly emitted: INodeExecutionData[][][] = [];
+	private readonly shareWorkflow: boolean;
+	private activeWorkflow?: Workflow;
+
+	constructor(opts: PollHarnessOptions) {
+		super(opts);
+		this.shareWorkflow = opts.shareWorkflow === true;
+	}
 
 	/**
 	 * One poll.
@@ -644,7 +657,7 @@ export class PollHarness extends TriggerBase {
 		mode: 'manual' | 'trigger' = 'trigger',
 		activation: WorkflowActivateMode = mode === 'manual' ? 'manual' : 'activate',
 	): Promise<INodeExecutionData[][] | null> {
-		const workflow = this.loadWorkflow();
+		const workflow = mode === 'trigger' && this.shareWorkflow ? (this.activeWorkflow ??= this.loadWorkflow()) : this.loadWorkflow();
 		const additionalData = createAdditionalData({
 			credentialsHelper: this.credentialsHelper,
 			workflowId: WORKFLOW_ID,

@@ -249,7 +249,7 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		expect((await poller.poll())).toBeNull();
 	});
 
-	test('overlapping polls: a poll that outlasts the interval makes the next one skip; every order reported once', async () => {
+	test('overlapping polls: a poll that outlasts the interval makes the next one wait and report nothing itself; every order reported once', async () => {
 		const poller = trigger({ events: ['created'] });
 		await poller.poll();
 		const before = (await sandbox.control.requests()).at(-1)?.seq ?? 0;
