@@ -30,7 +30,7 @@ export const SETTLE_SCHEDULE = {
 	firstMs: 250,
 	/** a sync this long after an id's acceptance settles it: longer than any request of the trigger */
 	confirmAfterMs: 10_000,
-	/** syncs that may carry an id before it is given up on */
+	/** syncs that may fail, or find an id missing, before it is given up on */
 	maxSyncsPerId: 8,
 	sleep: async (ms: number): Promise<void> => await sleep(ms),
 };
@@ -40,6 +40,7 @@ interface PendingId {
 	acceptedAt: number;
 	/** a sync has stored it (or found it stored) */
 	stored: boolean;
+	/** syncs that failed or found it missing; a sync that found it stored is no reason to give up */
 	syncs: number;
 }
 
@@ -157,7 +158,8 @@ async function settle(scope: string, entry: Pending): Promise<void> {
 		const missing = await sendSync(entry, carried);
 		const givenUp: string[] = [];
 		for (const [key, id] of carried) {
-			id.syncs++;
+			// a burst wakes the loop for each new id, so an id found stored may be carried often before it can be settled
+			if (!missing || missing.has(key)) id.syncs++;
 			if (missing) {
 				if (!missing.has(key) && sentAt - id.acceptedAt >= SETTLE_SCHEDULE.confirmAfterMs) {
 					entry.keys.delete(key);

@@ -288,6 +288,25 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		expect(waits[2]).toBeGreaterThan(50_000);
 	});
 
+	test('an id found stored is not given up, however many syncs of a burst carry it before it can be settled', async () => {
+		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, confirmAfterMs: 60_000 });
+		const { t } = await activeTrigger();
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		const scope = `harness-trigger-workflow|${t.webhookUrl}`;
+		expect((await deliverSigned(t, [secret], orderEvent('evt_first'))).status).toBe(200);
+		await tick();
+		await eventually(() => storedIn(t).has(dedupKey('evt_first'), Date.now()));
+		// each new id wakes the loop, and every sync carries evt_first too (found stored each time)
+		for (let i = 0; i < SETTLE_SCHEDULE.maxSyncsPerId + 2; i++) {
+			expect((await deliverSigned(t, [secret], orderEvent(`evt_next_${i}`))).status).toBe(200);
+			await eventually(() => storedIn(t).has(dedupKey(`evt_next_${i}`), Date.now()));
+		}
+		expect(pendingCount(scope)).toBe(SETTLE_SCHEDULE.maxSyncsPerId + 3);
+		expect((await deliverSigned(t, [secret], orderEvent('evt_last'))).status).toBe(200);
+		await t.waitForRuns(SETTLE_SCHEDULE.maxSyncsPerId + 4);
+		expect(t.runs.at(-1)![0][0].json.storageWarning).toBeUndefined();
+	});
+
 	test('a sync message needs the signature like any delivery', async () => {
 		const { t } = await activeTrigger();
 		const stranger = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
