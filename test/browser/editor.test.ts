@@ -41,6 +41,59 @@ const OPERATIONS_WORKFLOW = {
 	connections: { 'Orders Polled': { main: [[{ node: 'Marketplace', type: 'main', index: 0 }]] } },
 	settings: { executionOrder: 'v1' },
 };
+/**
+ * Two nodes that follow a Marketplace node which has not run: the editor previews that node's output
+ * from its schema file. Both read the previewed `id`, as a builder would map it.
+ */
+const PREVIEW_WORKFLOW = {
+	id: 'brwSchemaPreview1',
+	name: 'browser: output schema preview',
+	nodes: [
+		{ id: 'brw-prev-start', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+		{
+			id: 'brw-prev-orders',
+			name: 'Get Created Orders',
+			type: TYPES.action,
+			typeVersion: 2,
+			position: [260, 0],
+			parameters: { resource: 'order', operation: 'getAll', filters: { statuses: ['Created'] } },
+			credentials: CRED_REF,
+		},
+		{
+			id: 'brw-prev-pack',
+			name: 'Mark Orders Packed',
+			type: TYPES.action,
+			typeVersion: 2,
+			position: [520, 0],
+			parameters: { resource: 'fulfillment', operation: 'markPacked', orderIds: '={{ $json.id }}' },
+			credentials: CRED_REF,
+		},
+		{
+			id: 'brw-prev-set',
+			name: 'Edit Fields',
+			type: 'n8n-nodes-base.set',
+			typeVersion: 3.4,
+			position: [520, 200],
+			parameters: { mode: 'manual', assignments: { assignments: [{ id: 'brw-prev-a', name: 'orderId', type: 'number', value: '={{ $json.id }}' }] } },
+		},
+	],
+	connections: {
+		Start: { main: [[{ node: 'Get Created Orders', type: 'main', index: 0 }]] },
+		'Get Created Orders': {
+			main: [
+				[
+					{ node: 'Mark Orders Packed', type: 'main', index: 0 },
+					{ node: 'Edit Fields', type: 'main', index: 0 },
+				],
+			],
+		},
+	},
+	settings: { executionOrder: 'v1' },
+};
+/** The fields the order schema lists, as committed (what n8n serves). */
+const ORDER_FIELDS = Object.keys(
+	(JSON.parse(readFileSync(join(repoRoot, 'nodes', 'Marketplace', '__schema__', 'v2.0.0', 'order', 'getAll.json'), 'utf8')) as { properties: object }).properties,
+);
 const ORDER_ARRIVES = { file: 'order-arrives.json', trigger: 'Order Created', webhookId: '3d7c1a52-8e4b-4f0a-9c61-5a2e7b9d0a11' };
 const BAD_KEY = 'mk_unknown_browser_key_0001';
 
@@ -171,6 +224,7 @@ beforeAll(async () => {
 		await n8n.importCredential({ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } });
 		for (const file of examples) await n8n.createWorkflow(readExample(file));
 		await n8n.createWorkflow(OPERATIONS_WORKFLOW);
+		await n8n.createWorkflow(PREVIEW_WORKFLOW);
 		const types = await n8n.rest<any[]>('POST', '/node-types', {
 			nodeInfos: [
 				{ name: TYPES.action, version: 2 },
@@ -253,6 +307,45 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		});
 		expect(panels).toBe(19);
 		await closeNode();
+		expectNoProblems();
+	});
+
+	test('a node after a Marketplace node that has not run: its input panel previews the operation\'s fields from the schema file', async () => {
+		await openWorkflow(PREVIEW_WORKFLOW.id);
+		const schemaRequests: string[] = [];
+		const onResponse = (r: { url(): string; status(): number }) => {
+			if (r.url().includes('/schemas/')) schemaRequests.push(`${r.status()} ${new URL(r.url()).pathname}`);
+		};
+		page.on('response', onResponse);
+		// Another Marketplace node and n8n's Edit Fields (one of its Core Nodes) both follow the unrun node.
+		for (const follower of ['Mark Orders Packed', 'Edit Fields']) {
+			const ndv = await openNode(follower);
+			const input = ndv.getByTestId('ndv-input-panel');
+			const fields = input.getByTestId('run-data-schema-item');
+			// Each item's text starts with the field's name; n8n's own variables ($now, $vars, ...) follow in their own section.
+			const names = async () =>
+				(await fields.allInnerTexts())
+					.map((t) => t.trim().split(/\s+/)[0])
+					.filter((n) => !n.startsWith('$'))
+					.sort();
+			await expect(settled(names, (n) => n.length >= ORDER_FIELDS.length)).resolves.toEqual([...ORDER_FIELDS].sort());
+			await expect(input.getByText('Usually outputs the following fields').isVisible()).resolves.toBe(true);
+			await expect(input.getByTestId('run-data-schema-header').allInnerTexts()).resolves.toContainEqual(expect.stringContaining('Get Created Orders'));
+			if (follower === 'Mark Orders Packed') {
+				// For the README: the input panel and the parameters beside it, down to the field mapped.
+				const from = (await input.boundingBox())!;
+				const to = (await ndv.getByTestId('node-parameters').boundingBox())!;
+				await page.screenshot({
+					path: join(shotsDir, 'schema-preview.png'),
+					animations: 'disabled',
+					clip: { x: from.x, y: from.y, width: to.x + to.width - from.x, height: 420 },
+				});
+			} else await shot(ndv, `schema-preview-${slug(follower)}`);
+			await closeNode();
+		}
+		page.off('response', onResponse);
+		expect(schemaRequests).toContain(`200 /schemas/${TYPES.action}/2.0.0/order/getAll.json`);
+		expect(schemaRequests.filter((r) => !r.startsWith('200 '))).toEqual([]);
 		expectNoProblems();
 	});
 
