@@ -76,6 +76,14 @@ export class MarketplaceTrigger implements INodeType {
 				default: {},
 				options: [
 					{
+						displayName: 'Catch Up Missed Orders',
+						name: 'catchUpMissedOrders',
+						type: 'boolean',
+						default: false,
+						description:
+							'Whether, after the service disabled the endpoint (5 days without a successful delivery) and it works again, the first event also brings the orders created meanwhile, whose order.created events the service never resends: one item each, shaped like an Order Created event and marked "caughtUp". Needs Order Created among the event types.',
+					},
+					{
 						displayName: 'Emit Test Events',
 						name: 'emitTestEvents',
 						type: 'boolean',

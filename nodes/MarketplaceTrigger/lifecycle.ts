@@ -127,8 +127,20 @@ export async function rotateSecret(
 	return secret;
 }
 
-function disabledWindow(endpoint: RemoteEndpoint): MissedWindow {
-	return { endpointId: endpoint.id, disabledSince: endpoint.updatedAt ?? null, disabledReason: endpoint.disabledReason ?? null };
+function disabledWindow(endpoint: RemoteEndpoint, record: EndpointRecord | undefined): MissedWindow {
+	return {
+		endpointId: endpoint.id,
+		disabledSince: endpoint.updatedAt ?? null,
+		disabledReason: endpoint.disabledReason ?? null,
+		...(record?.lastDeliveryAt !== undefined ? { lastDeliveryAt: record.lastDeliveryAt } : {}),
+	};
+}
+
+/** The endpoint in an update or create answer (`{ webhookEndpoint }` or the endpoint itself). */
+function endpointIn(body: unknown): RemoteEndpoint | undefined {
+	if (!body || typeof body !== 'object') return undefined;
+	const outer = body as IDataObject;
+	return toRemote((outer.webhookEndpoint ?? outer) as IDataObject);
 }
 
 /**
@@ -158,13 +170,15 @@ export async function checkEndpointExists(this: IHookFunctions): Promise<boolean
 	if (endpoint.description !== undefined && endpoint.description !== description) patch.description = description;
 	const reEnable = endpoint.status === 'Disabled';
 	if (reEnable) patch.status = 'Enabled';
+	let updated: RemoteEndpoint | undefined;
 	if (Object.keys(patch).length > 0) {
-		await apiRequest.call(this, {
+		const answer = await apiRequest.call(this, {
 			route: 'updateWebhookEndpoint',
 			pathParams: { id: endpoint.id },
 			body: patch,
 			idempotencyKey: newIdempotencyKey(),
 		}, LIFECYCLE_TRANSPORT);
+		updated = endpointIn(answer.body);
 	}
 
 	const now = transportClock().now();
@@ -176,7 +190,7 @@ export async function checkEndpointExists(this: IHookFunctions): Promise<boolean
 		record = withNewSecret(record, await rotateSecret(this, endpoint.id), now);
 	}
 	if (reEnable) {
-		record.missedEvents = missedEventsNotice(disabledWindow(endpoint), now);
+		record.missedEvents = missedEventsNotice(disabledWindow(endpoint, stored), now, updated?.updatedAt);
 		this.logger.warn(record.missedEvents.message, { endpointId: endpoint.id, url });
 	}
 	setRecord(data, url, record);
@@ -272,7 +286,7 @@ export async function createEndpoint(this: IHookFunctions): Promise<boolean> {
 	// the endpoint this one replaces had been disabled by the service: events were missed
 	const missed = getMissedWindow(data, url);
 	if (missed) {
-		record.missedEvents = missedEventsNotice(missed, Date.now());
+		record.missedEvents = missedEventsNotice(missed, Date.now(), endpoint.createdAt);
 		this.logger.warn(record.missedEvents.message, { endpointId: endpoint.id, url });
 		setMissedWindow(data, url, undefined);
 	}
@@ -293,7 +307,7 @@ export async function deleteEndpoint(this: IHookFunctions): Promise<boolean> {
 	// Deleting a Disabled endpoint would lose the only trace that events were missed: keep it for
 	// the endpoint the next activation creates.
 	const disabled = mine.find((e) => e.status === 'Disabled');
-	if (disabled) setMissedWindow(data, url, disabledWindow(disabled));
+	if (disabled) setMissedWindow(data, url, disabledWindow(disabled, stored));
 	// The stored id is deleted only when the service still shows it at this URL.
 	for (const id of ids) {
 		try {

@@ -48,6 +48,7 @@ import {
 	TEST_EVENT_TYPE,
 	type EventEnvelope,
 } from './events';
+import { catchUpOrders, ORDER_CREATED, orderKey } from './catchUp';
 import { rotateSecret } from './lifecycle';
 import { forgetPending, noteAccepted, storageProblem, SYNC_EVENT_TYPE, syncTargetOf } from './settle';
 import {
@@ -103,6 +104,7 @@ interface Refusals {
 }
 
 interface ReceiveOptions {
+	catchUpMissedOrders?: boolean;
 	emitTestEvents?: boolean;
 	fetchCurrentState?: boolean;
 	includeHeaders?: boolean;
@@ -118,6 +120,8 @@ const shownNotices = new Set<string>();
 const lastRecovery = new Map<string, number>();
 /** When this process last verified a delivery of the service, per workflow and URL. */
 const lastVerified = new Map<string, number>();
+/** The newest webhook-timestamp (end of that second, in ms) this process verified, per workflow and URL. */
+const lastDelivery = new Map<string, number>();
 /** Deliveries refused since the last accepted event, per workflow and URL (this process). */
 const refused = new Map<string, Refusals>();
 
@@ -128,6 +132,7 @@ export function forgetProcessMemory(): void {
 	shownNotices.clear();
 	lastRecovery.clear();
 	lastVerified.clear();
+	lastDelivery.clear();
 	refused.clear();
 }
 
@@ -139,10 +144,26 @@ type RawRequest = ReturnType<IWebhookFunctions['getRequestObject']> & {
 /**
  * The URL this request arrived on, which the static data is keyed by. getNodeWebhookUrl is always
  * the production URL in webhook(); getWebhookResourceUrl (n8n 2.x) is the test URL on a test run.
+ * n8n 1.x lacks it, so on its test runs (mode manual) the production URL's endpoint segment is
+ * swapped for the one the request came in on (n8n serves both on one base URL).
  */
 function servedUrl(ctx: IWebhookFunctions): string {
 	const served = typeof ctx.getWebhookResourceUrl === 'function' ? ctx.getWebhookResourceUrl('default') : undefined;
-	return served ?? ctx.getNodeWebhookUrl('default') ?? '';
+	const production = ctx.getNodeWebhookUrl('default') ?? '';
+	if (served !== undefined || ctx.getMode() !== 'manual') return served ?? production;
+	const request = ctx.getRequestObject() as { originalUrl?: string; url?: string };
+	return testUrlOf(production, (request.originalUrl ?? request.url ?? '').split('?')[0]);
+}
+
+/** `production` with the segment before the tail it shares with `arrivedPath` (webhook id and path) taken from `arrivedPath`. */
+function testUrlOf(production: string, arrivedPath: string): string {
+	const prod = production.split('/');
+	const arrived = arrivedPath.split('/');
+	let shared = 0;
+	while (shared < arrived.length - 2 && shared < prod.length - 4 && arrived[arrived.length - 1 - shared] === prod[prod.length - 1 - shared]) shared++;
+	if (shared === 0) return production;
+	prod[prod.length - 1 - shared] = arrived[arrived.length - 1 - shared];
+	return prod.join('/');
 }
 
 /** An answer of the trigger's own: n8n saves the static data before anything else (see the file comment). */
@@ -184,6 +205,12 @@ function reconcile(data: IDataObject, url: string, scope: string, nowMs: number)
 	const verified = lastVerified.get(scope);
 	if (verified !== undefined && verified - (record.lastVerifiedAt ?? 0) >= VERIFIED_AT_STEP_MS) {
 		record.lastVerifiedAt = verified;
+		changed = true;
+	}
+	// where a catch-up would start: kept exact, and this is written with every save of accepted ids anyway
+	const delivered = lastDelivery.get(scope);
+	if (delivered !== undefined && delivered > (record.lastDeliveryAt ?? 0)) {
+		record.lastDeliveryAt = delivered;
 		changed = true;
 	}
 	if (changed) setRecord(data, url, record);
@@ -335,10 +362,12 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (!event) return reply(this, 400, { error: 'malformed-event', message: 'The body is not an event envelope' });
 	if (event.type === SYNC_EVENT_TYPE) return receiveSync(this, data, url, scope, event);
 	lastVerified.set(scope, transportClock().now());
+	lastDelivery.set(scope, Math.max(lastDelivery.get(scope) ?? 0, verdict.timestamp * 1000 + 999));
 	const options = this.getNodeParameter('options', {}) as ReceiveOptions;
+	const subscribed = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
 	if (event.type === TEST_EVENT_TYPE) {
 		if (options.emitTestEvents !== true) return acknowledge(this, 'test-event', { hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries' });
-	} else if (!isSubscribable(event.type) || !normaliseEventTypes(this.getNodeParameter('eventTypes', [])).includes(event.type)) {
+	} else if (!isSubscribable(event.type) || !subscribed.includes(event.type)) {
 		return acknowledge(this, 'event-type-not-subscribed', { type: event.type });
 	}
 
@@ -354,6 +383,12 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		rememberId(data, url, seen, key, event, Date.now());
 		return acknowledge(this, 'duplicate', { id: verdict.id });
 	}
+	const catchUp = options.catchUpMissedOrders === true && subscribed.includes(ORDER_CREATED);
+	if (catchUp && event.type === ORDER_CREATED && seen.has(orderKey(event.data.orderId), Date.now())) {
+		// the order was caught up already; its late event starts nothing
+		rememberId(data, url, seen, key, event, Date.now());
+		return acknowledge(this, 'order-caught-up', { id: verdict.id, orderId: event.data.orderId as IDataObject[string] });
+	}
 	let release: () => void = () => {};
 	inFlight.set(flightKey, new Promise<void>((resolve) => (release = resolve)));
 	try {
@@ -367,8 +402,35 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			}
 		}
 
-		// 5. record and emit (the read may have taken seconds: reconcile again with what came meanwhile)
-		const until = rememberId(data, url, reconcile(data, url, scope, Date.now()), key, event, Date.now());
+		// 4b. orders whose events the service never sent while the endpoint was disabled
+		const notice = getRecord(data, url)?.missedEvents;
+		let caughtUp: IDataObject[] = [];
+		const noticeExtra: IDataObject = {};
+		if (catchUp && record && notice && !shownNotices.has(`${scope}|${notice.reEnabledAt}`)) {
+			try {
+				const result = await catchUpOrders(this, record, notice, reconcile(data, url, scope, Date.now()), FETCH_TRANSPORT, options.fetchCurrentState === true);
+				if (result.ran) caughtUp = result.events;
+				else noticeExtra.catchUp = result.reason;
+			} catch (error) {
+				const failure = readFailure(error);
+				if (isTransient(failure)) {
+					this.logger.warn(`Marketplace Trigger could not read the missed orders (${failure.message}); asking the service to retry`);
+					return reply(this, 503, { error: 'catch-up-unavailable', retry: true, message: failure.message });
+				}
+				noticeExtra.catchUpError = failure.message;
+			}
+			if (noticeExtra.catchUp === undefined) noticeExtra.caughtUpOrders = caughtUp.length;
+		}
+
+		// 5. record and emit (the reads may have taken seconds: reconcile again with what came meanwhile)
+		const store = reconcile(data, url, scope, Date.now());
+		if (catchUp) {
+			const orderId = event.type === ORDER_CREATED ? event.data.orderId : undefined;
+			if (orderId !== undefined) store.remember(orderKey(orderId), Date.now() + retentionFor(Date.now() - Date.parse(event.createdAt)));
+			// a late real event of a caught-up order comes on the service's retry schedule at most
+			for (const order of caughtUp) store.remember(orderKey((order.data as IDataObject).orderId), Date.now() + retentionFor(Infinity));
+		}
+		const until = rememberId(data, url, store, key, event, Date.now());
 		const secret = getRecord(data, url)?.secret;
 		const target = syncTargetOf(request);
 		// production deliveries only: a test URL serves one request and is gone
@@ -391,17 +453,20 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		const problem = storageProblem(scope);
 		if (problem) json.storageWarning = problem;
 		const current = getRecord(data, url);
+		const noticeDone = current?.missedEvents !== undefined;
 		if (current?.missedEvents) {
 			shownNotices.add(`${scope}|${current.missedEvents.reEnabledAt}`);
-			json.notice = current.missedEvents as unknown as IDataObject;
+			// the process that claimed the catch-up shows the notice with its orders
+			if (noticeExtra.catchUp !== 'claimed-by-another-process') json.notice = { ...current.missedEvents, ...noticeExtra } as unknown as IDataObject;
 			delete current.missedEvents;
 			setRecord(data, url, current);
 		}
+		const items = [...caughtUp.map((order) => ({ json: { ...order, notice: json.notice } })), { json }];
 		const answer = { received: true, id: event.id };
 		// A changed endpoint record (notice shown, secret recovered) is saved only if the trigger
 		// answers itself; otherwise n8n answers once the execution is registered (see the file comment).
-		if (json.notice !== undefined || recovered) return reply(this, 200, answer, [[{ json }]]);
-		return { webhookResponse: answer, workflowData: [[{ json }]] };
+		if (noticeDone || recovered) return reply(this, 200, answer, [items]);
+		return { webhookResponse: answer, workflowData: [items] };
 	} finally {
 		inFlight.delete(flightKey);
 		release();

@@ -24,12 +24,17 @@ export const SECRET_OVERLAP_MS = 24 * 3_600_000;
  */
 export const UNDELIVERED_BEFORE_DISABLING_MS = (5 * 24 + 42) * 3_600_000;
 
+/** The service disables an endpoint that had no successful delivery for 5 days. */
+const DISABLE_AFTER_MS = 5 * 24 * 3_600_000;
+
 /** A Disabled endpoint as the trigger last saw it. */
 export interface MissedWindow {
 	endpointId: number;
 	/** the endpoint's updatedAt when it was found Disabled (about when it was disabled) */
 	disabledSince: string | null;
 	disabledReason: string | null;
+	/** the endpoint record's lastDeliveryAt, kept when the record is removed on deactivation */
+	lastDeliveryAt?: number;
 }
 
 export interface MissedEventsNotice {
@@ -40,20 +45,36 @@ export interface MissedEventsNotice {
 	/** events created from here to `missedUntil` may never have been delivered */
 	missedFrom: string | null;
 	missedUntil: string;
+	/**
+	 * Orders created from here (the last delivery the trigger verified, or the disabling if earlier;
+	 * the service's clock) to `worksAgainAt` had no order.created event: what catch-up reads.
+	 */
+	catchUpFrom: string | null;
+	/** when the endpoint works again, by the service's clock (its updatedAt or createdAt then) */
+	worksAgainAt: string;
 	message: string;
 }
 
-/** The notice for the first event after a Disabled endpoint was re-enabled or replaced at `nowMs`. */
-export function missedEventsNotice(window: MissedWindow, nowMs: number): MissedEventsNotice {
+/**
+ * The notice for the first event after a Disabled endpoint was re-enabled or replaced at `nowMs`,
+ * when the service says it works again at `worksAgainAt` (its own clock; `nowMs` if it did not say).
+ */
+export function missedEventsNotice(window: MissedWindow, nowMs: number, worksAgainAt?: string): MissedEventsNotice {
 	const since = window.disabledSince ? Date.parse(window.disabledSince) : NaN;
 	const missedFrom = Number.isFinite(since) ? new Date(since - UNDELIVERED_BEFORE_DISABLING_MS).toISOString() : null;
 	const missedUntil = new Date(nowMs).toISOString();
+	// without a verified delivery, the last success was at least 5 days before the disabling
+	const lastSuccess = window.lastDeliveryAt ?? (Number.isFinite(since) ? since - DISABLE_AFTER_MS : NaN);
+	const from = Math.min(lastSuccess, Number.isFinite(since) ? since : Infinity);
+	const works = worksAgainAt !== undefined && Number.isFinite(Date.parse(worksAgainAt)) ? worksAgainAt : missedUntil;
 	return {
 		reEnabledAt: missedUntil,
 		disabledSince: window.disabledSince,
 		disabledReason: window.disabledReason,
 		missedFrom,
 		missedUntil,
+		catchUpFrom: Number.isFinite(from) ? new Date(from).toISOString() : null,
+		worksAgainAt: works,
 		message:
 			`Webhook endpoint ${window.endpointId} was Disabled (${window.disabledReason ?? 'by a user'}` +
 			`${window.disabledSince ? ` since about ${window.disabledSince}` : ''}). The service does not resend events it could not deliver: ` +
@@ -81,6 +102,8 @@ export interface EndpointRecord {
 	secretAt?: number;
 	/** Unix ms of a recent delivery verified with a held secret (saved in steps, so up to minutes behind) */
 	lastVerifiedAt?: number;
+	/** Unix ms of the end of the second of the newest webhook-timestamp verified: the service's clock, where a catch-up starts */
+	lastDeliveryAt?: number;
 }
 
 type Bag = Record<string, unknown>;
