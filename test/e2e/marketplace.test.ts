@@ -451,9 +451,7 @@ const acceptedBeforeRestart: string[] = [];
 describe('Marketplace Trigger in a real n8n', () => {
 	test('the test URL (editor\'s "listen for test event"): registers /webhook-test/..., one event runs once, then its endpoint is deleted', async () => {
 		const testUrl = `${n8n.baseUrl}/webhook-test/${ORDER_ARRIVES_WORKFLOW.webhookId}/webhook`;
-		const started = await n8n.rest<{ waitingForWebhook?: boolean; executionId?: string }>('POST', `/workflows/${WF.orderArrives}/run`, {
-			triggerToStartFrom: { name: 'Order Created' },
-		});
+		const started = await n8n.startManualRun(WF.orderArrives, 'Order Created');
 		expect(started.waitingForWebhook).toBe(true);
 		const [registered] = await waitFor('the test endpoint', async () => {
 			const list = (await sandbox.control.endpoints()).filter((e) => e.url === testUrl);

