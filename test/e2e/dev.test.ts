@@ -33,6 +33,8 @@ afterAll(async () => {
 
 /** Starts the dev command and resolves when it printed that it is ready. */
 async function startDev(): Promise<string> {
+	// A test that failed before its stopDev() leaves its dev command running, holding the ports.
+	await stopDev();
 	output = '';
 	const child = spawn(
 		defaultNodeBin,

@@ -127,12 +127,13 @@ async function main() {
 		await n8n.setupOwner();
 	}
 
-	if (sandbox) {
-		// Upsert by id, so the credential follows the sandbox's current address and demo key.
-		await n8n.importCredential({ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } });
-	}
-	// Upsert by id too, so the examples' Send Email nodes reach the catcher on whatever port it got.
-	if (mail) await n8n.importCredential({ ...MAIL_CREDENTIAL, data: smtpCredentialData(mail) });
+	// Upserts by id (one CLI call, about 4 s), so the credentials follow the sandbox's current address
+	// and demo key, and the catcher's SMTP port.
+	const credentials = [
+		...(sandbox ? [{ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } }] : []),
+		...(mail ? [{ ...MAIL_CREDENTIAL, data: smtpCredentialData(mail) }] : []),
+	];
+	if (credentials.length) await n8n.importCredential(credentials);
 	const hasWorkflows = existsSync(workflowsDir) && readdirSync(workflowsDir).some((f) => f.endsWith('.json'));
 	if (hasWorkflows && (freshFolder || flag('reimport'))) {
 		await n8n.importWorkflows(workflowsDir);
@@ -168,8 +169,9 @@ async function main() {
 	if (sandbox) {
 		console.log(`  sandbox:     ${sandbox.baseUrl}  (credential "${DEMO_CREDENTIAL.name}" holds its demo key)`);
 		if (mail) {
-			console.log(`  report:      open "Marketplace: every evening mark the day's orders packed and report" (${n8n.baseUrl}/workflow/${EVENING_PACK_WORKFLOW.id}),`);
-			console.log('               press "Execute workflow", then read the mail to the warehouse in the inbox');
+			console.log(`  report:      open "Marketplace: every evening mark the day's orders packed and report" (${n8n.baseUrl}/workflow/${EVENING_PACK_WORKFLOW.id})`);
+			console.log('               and press "Execute workflow": it marks today\'s Created orders packed and mails the warehouse');
+			console.log('               a report, which the inbox shows (the first curl below makes an order to pack)');
 		}
 		if (activated) {
 			console.log(`  active:      "Marketplace: order arrives -> read it" (${n8n.baseUrl}/workflow/${ORDER_ARRIVES_WORKFLOW.id})`);

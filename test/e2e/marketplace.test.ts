@@ -437,7 +437,7 @@ describe('action workflows, headless', () => {
 		const [, , withFailure] = await mail.waitForMails(3, toWarehouse);
 		expect(withFailure.subject).toBe(`Evening packing ${report.date}: 1 of 2 orders packed, 1 failed`);
 		expect(withFailure.text).toContain(`Packed orders: ${kept.id}\n`);
-		expect(withFailure.text).toContain(`- order ${cancelled.id}: order ${cancelled.id} is Cancelled, only Created orders can be packed`);
+		expect(withFailure.text).toContain(`Failed (please check these orders in the marketplace):\n- ${cancelled.id}: order ${cancelled.id} is Cancelled, only Created orders can be packed`);
 	});
 });
 
