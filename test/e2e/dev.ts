@@ -18,8 +18,9 @@
  * keeps its mails in <repo>/tmp/dev-n8n/mail; a port in use is replaced by a free one, and the
  * SMTP credential follows it.
  *
- * Measured (2 cores): ready 15.5 s on a fresh folder, 8.9 s on an existing one (dev.ts alone;
- * `npm run dev` adds the build, about 4 s, and the no-op install checks).
+ * Measured (2 cores, other suites running): ready 14.2 s and 13.1 s on a fresh folder, 9.3 s and 9.4 s
+ * on an existing one (dev.ts alone, its "ready in" line; `npm run dev` adds the build, about 4 s, and
+ * the no-op install checks).
  */
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
