@@ -8,7 +8,7 @@ import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
 import { startSandbox, type SandboxHandle } from '../sandbox';
@@ -354,4 +354,196 @@ export function shuffle<T>(items: T[], seed: number): T[] {
 		[out[i], out[j]] = [out[j], out[i]];
 	}
 	return out;
+}
+
+// ---- the floor: the cheapest community webhook trigger ----
+
+/** npm name and node type of the floor package written by writeFloorPackage. */
+export const FLOOR_PKG = 'n8n-nodes-bench-floor';
+export const FLOOR_TYPE = `${FLOOR_PKG}.benchFloorTrigger`;
+
+/**
+ * Writes the cheapest community trigger possible into `dir` (a package.json with an `n8n` section
+ * and one plain-JS node file, no dependencies): a typeVersion-2 webhook trigger whose webhook()
+ * only starts the workflow with the body. No verification, no state, no registration
+ * (no webhookMethods), so n8n does for it only what it does for any community webhook start node.
+ * Link `dir` into the user folder (linkCommunityPackage) before n8n starts. Returns `dir`.
+ */
+export function writeFloorPackage(dir: string): string {
+	mkdirSync(join(dir, 'nodes'), { recursive: true });
+	writeFileSync(
+		join(dir, 'package.json'),
+		JSON.stringify(
+			{
+				name: FLOOR_PKG,
+				version: '0.0.1',
+				private: true,
+				keywords: ['n8n-community-node-package'],
+				n8n: { n8nNodesApiVersion: 1, nodes: ['nodes/BenchFloorTrigger.node.js'] },
+			},
+			null,
+			'\t',
+		),
+	);
+	writeFileSync(
+		join(dir, 'nodes', 'BenchFloorTrigger.node.js'),
+		`'use strict';
+class BenchFloorTrigger {
+	constructor() {
+		this.description = {
+			displayName: 'Bench Floor Trigger',
+			name: 'benchFloorTrigger',
+			group: ['trigger'],
+			version: 2,
+			description: 'Starts the workflow with the request body; nothing else',
+			defaults: { name: 'Bench Floor Trigger' },
+			inputs: [],
+			outputs: ['main'],
+			webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' }],
+			properties: [],
+		};
+	}
+	async webhook() {
+		return { workflowData: [[{ json: this.getBodyData() }]] };
+	}
+}
+module.exports = { BenchFloorTrigger };
+`,
+	);
+	return dir;
+}
+
+/** The floor trigger (typeVersion 2) followed by the same No Operation node as the other workflows. */
+export function floorWorkflow(id: string, webhookId: string) {
+	return {
+		id,
+		name: `bench: floor trigger ${id}`,
+		nodes: [
+			{ id: `${id}-trigger`, name: 'Floor', type: FLOOR_TYPE, typeVersion: 2, position: [0, 0], webhookId, parameters: {} },
+			{ id: `${id}-noop`, name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [260, 0], parameters: {} },
+		],
+		connections: { Floor: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+/**
+ * Counters of n8n's Prometheus endpoint (`/metrics`, served with N8N_METRICS=true), by metric name
+ * (labels summed). n8n 2.41.1 counts the expression isolates (bridges) it hands out as
+ * `n8n_expression_pool_acquired_total` whatever the engine settings.
+ */
+export async function metricCounters(baseUrl: string): Promise<Record<string, number>> {
+	const text = await (await fetch(`${baseUrl}/metrics`)).text();
+	const out: Record<string, number> = {};
+	for (const line of text.split('\n')) {
+		const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
+		if (m) out[m[1]] = (out[m[1]] ?? 0) + Number(m[2]);
+	}
+	return out;
+}
+
+// ---- tallies and results files of the throughput benches ----
+
+/** `--name value` from the command line, or `fallback`. */
+export function argOf(name: string, fallback: string): string {
+	const i = process.argv.indexOf(`--${name}`);
+	return i >= 0 ? process.argv[i + 1] : fallback;
+}
+
+/** What one target's deliveries at one concurrency came to. */
+export interface Tally {
+	sent: number;
+	ok: number;
+	/** answers other than 2xx, by status (or network error) */
+	other: Record<string, number>;
+	latencies: number[];
+	sendMs: number;
+	/** waiting, after each slice, until n8n had finished the slice's executions */
+	drainMs: number;
+}
+export const newTally = (): Tally => ({ sent: 0, ok: 0, other: {}, latencies: [], sendMs: 0, drainMs: 0 });
+/** accepted / (send time + drain) */
+export const endToEndRate = (t: Tally) => t.ok / ((t.sendMs + t.drainMs) / 1000);
+/** accepted / send time */
+export const responseRate = (t: Tally) => t.ok / (t.sendMs / 1000);
+
+/** Adds a slice's answers to `tally`; returns how many were 2xx. */
+export function addToTally(tally: Tally, results: PostResult[], sendMs: number): number {
+	tally.sendMs += sendMs;
+	let ok = 0;
+	for (const r of results) {
+		tally.sent++;
+		tally.latencies.push(r.ms);
+		if (r.status >= 200 && r.status < 300) ok++;
+		else tally.other[String(r.status || r.error)] = (tally.other[String(r.status || r.error)] ?? 0) + 1;
+	}
+	tally.ok += ok;
+	return ok;
+}
+
+/** The cells deliveries | 2xx | other | end to end | responses | p50 | p99 of a tally. */
+export function tallyCells(t: Tally): string {
+	const sorted = [...t.latencies].sort((a, b) => a - b);
+	const other = Object.entries(t.other).map(([k, n]) => `${k}: ${n}`).join(', ') || '0';
+	return `${fmt(t.sent)} | ${fmt(t.ok)} | ${other} | ${fmt(endToEndRate(t), 1)} | ${fmt(responseRate(t), 1)} | ${fmt(percentile(sorted, 50), 1)} | ${fmt(percentile(sorted, 99), 1)}`;
+}
+
+/** How one n8n boot of a bench went: the machine's load around it and how long it took. */
+export interface BootReport {
+	label: string;
+	env: Record<string, string>;
+	loadBefore: string;
+	waitedMs: number;
+	quiet: boolean;
+	loadAfter: string;
+	bootMs: number;
+	runMs: number;
+}
+
+/** The table of a results file that says, per n8n boot, its environment, the load and the times. */
+export function bootTable(reports: BootReport[]): string[] {
+	const lines = ['| setting | n8n environment | load before | load after measuring | boot + setup | measured |', '|---|---|---|---|---:|---:|'];
+	for (const r of reports) {
+		const env = Object.entries(r.env).map(([k, v]) => `\`${k}=${v}\``).join(', ') || '(defaults)';
+		const waited = r.waitedMs >= 1000 ? ` (waited ${(r.waitedMs / 1000).toFixed(0)} s${r.quiet ? '' : ', still above the limit'})` : '';
+		lines.push(`| ${r.label} | ${env} | ${r.loadBefore}${waited} | ${r.loadAfter} | ${(r.bootMs / 1000).toFixed(1)} s | ${(r.runMs / 1000).toFixed(0)} s |`);
+	}
+	return lines;
+}
+
+/**
+ * The lines under a results file's title: the command that made it (`command` with its arguments),
+ * when, the machine, the code measured, what n8n loaded at each boot, the load at start and end.
+ */
+export function provenanceLines(command: string, startedMs: number, boots: Array<{ label: string; dist: ReturnType<typeof distVersion> }>, loadAtStart: string, loadAtEnd: string): string[] {
+	const root = process.env.BENCH_PACKAGE_ROOT;
+	const hashes = new Set(boots.map((b) => b.dist.hash));
+	return [
+		`Generated by \`${root ? `BENCH_PACKAGE_ROOT=${root} ` : ''}${command}\` (after \`.ci/with-node24 npm run build\`${root ? ' in that checkout' : ''}) on ${new Date().toISOString()}.`,
+		`Machine: ${machineFacts()}. Code measured: ${codeVersion()}. Whole run ${((Date.now() - startedMs) / 1000).toFixed(0)} s.`,
+		hashes.size === 1
+			? `What n8n loaded, the same at every boot: ${boots[0].dist.text}.`
+			: `**What n8n loaded differed between boots**: ${boots.map((b) => `${b.label}: ${b.dist.text}`).join('; ')}.`,
+		`Load average (1, 5, 15 min): ${loadAtStart} at the start, ${loadAtEnd} at the end; per setting below.`,
+	];
+}
+
+/** Prints a results file and writes it to `out`. */
+export function writeResults(out: string, lines: string[]): void {
+	const text = lines.join('\n');
+	console.log(text);
+	mkdirSync(join(out, '..'), { recursive: true });
+	writeFileSync(out, text);
+	console.log(`[bench] wrote ${out}`);
+}
+
+/** Runs a bench's main and exits (n8n's helpers may leave handles open); 1 on an error. */
+export function runBench(main: () => Promise<void>): void {
+	main().then(
+		() => process.exit(0),
+		(e) => {
+			console.error(e);
+			process.exit(1);
+		},
+	);
 }

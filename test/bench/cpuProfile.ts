@@ -1,0 +1,107 @@
+/**
+ * Summarises a V8 CPU profile (`node --cpu-prof`, e.g. of n8n run by floor.bench.ts --cpu-prof) as
+ * markdown: sampled time by where the code comes from (this package, the floor package, n8n and its
+ * packages, the database, other modules, Node itself, GC, idle), the frames with the most self time,
+ * and this package's functions by inclusive time (synchronous stacks only: time after an await is
+ * counted where it resumes).
+ *
+ * Run: .ci/with-node24 node -r ts-node/register/transpile-only test/bench/cpuProfile.ts <file.cpuprofile> [--ours <path part>] [--top 25]
+ * --ours: a part of the file URLs of this package's code (default `/dist/nodes/`, which only this
+ * package's built nodes have among what n8n loads).
+ */
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+	id: number;
+	callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+	children?: number[];
+}
+interface Profile {
+	nodes: ProfileNode[];
+	samples: number[];
+	timeDeltas: number[];
+	startTime: number;
+	endTime: number;
+}
+
+export type Category = 'this package' | 'floor package' | 'n8n' | 'database' | 'other modules' | 'node' | 'gc' | 'idle' | 'program' | 'other';
+
+export function categoryOf(url: string, functionName: string, ours: string): Category {
+	if (functionName === '(idle)') return 'idle';
+	if (functionName === '(garbage collector)') return 'gc';
+	if (functionName === '(program)') return 'program';
+	if (url.includes(ours)) return 'this package';
+	if (url.includes('n8n-nodes-bench-floor') || url.includes('floor-package')) return 'floor package';
+	if (/node_modules\/(sqlite3|typeorm|@n8n\/typeorm|pg)\//.test(url)) return 'database';
+	if (/node_modules\/(n8n|n8n-core|n8n-workflow|n8n-nodes-base|@n8n)\//.test(url)) return 'n8n';
+	if (url.includes('node_modules/')) return 'other modules';
+	if (url.startsWith('node:') || url === '') return url === '' ? 'other' : 'node';
+	return 'other';
+}
+
+export function summarise(file: string, ours = '/dist/nodes/', top = 25): string {
+	const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+	const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+	const parent = new Map<number, number>();
+	for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+	const selfUs = new Map<number, number>();
+	profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+	const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
+	const key = (n: ProfileNode) => `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^file:\/\//, '').replace(/.*node_modules\//, '')}:${n.callFrame.lineNumber + 1}`;
+	const cat = (n: ProfileNode) => categoryOf(n.callFrame.url, n.callFrame.functionName, ours);
+
+	const byCategory = new Map<string, number>();
+	const bySelf = new Map<string, { us: number; cat: Category }>();
+	/** inclusive time per function of this package, counted once per sample however often it is on the stack */
+	const oursInclusive = new Map<string, number>();
+	let underOurs = 0;
+	for (const [id, us] of selfUs) {
+		const n = byId.get(id)!;
+		byCategory.set(cat(n), (byCategory.get(cat(n)) ?? 0) + us);
+		const k = key(n);
+		bySelf.set(k, { us: (bySelf.get(k)?.us ?? 0) + us, cat: cat(n) });
+		const seen = new Set<string>();
+		for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+			const frame = byId.get(cur)!;
+			if (cat(frame) !== 'this package') continue;
+			const fk = key(frame);
+			if (seen.has(fk)) continue;
+			seen.add(fk);
+			oursInclusive.set(fk, (oursInclusive.get(fk) ?? 0) + us);
+		}
+		if (seen.size > 0) underOurs += us;
+	}
+	const busy = total - (byCategory.get('idle') ?? 0);
+	const ms = (us: number) => (us / 1000).toFixed(0);
+	const pct = (us: number, of: number) => `${((100 * us) / of).toFixed(1)}%`;
+	const lines: string[] = [];
+	lines.push(`Profile ${file.replace(/.*\//, '')}: ${ms(total)} ms sampled, ${ms(busy)} ms not idle.`);
+	lines.push('');
+	lines.push('| where (self time) | ms | of not idle |');
+	lines.push('|---|---:|---:|');
+	for (const [c, us] of [...byCategory].sort((a, b) => b[1] - a[1])) if (c !== 'idle') lines.push(`| ${c} | ${ms(us)} | ${pct(us, busy)} |`);
+	lines.push(`| (idle) | ${ms(byCategory.get('idle') ?? 0)} | |`);
+	lines.push(`| anything under a frame of this package (inclusive, synchronous stacks) | ${ms(underOurs)} | ${pct(underOurs, busy)} |`);
+	lines.push('');
+	lines.push(`Top ${top} frames by self time:`);
+	lines.push('');
+	lines.push('| frame | where | self ms | of not idle |');
+	lines.push('|---|---|---:|---:|');
+	for (const [k, v] of [...bySelf].filter(([, v]) => v.cat !== 'idle').sort((a, b) => b[1].us - a[1].us).slice(0, top)) {
+		lines.push(`| \`${k}\` | ${v.cat} | ${ms(v.us)} | ${pct(v.us, busy)} |`);
+	}
+	lines.push('');
+	lines.push(`This package's functions by inclusive time (top ${top}):`);
+	lines.push('');
+	lines.push('| function | inclusive ms | of not idle |');
+	lines.push('|---|---:|---:|');
+	for (const [k, us] of [...oursInclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`| \`${k.replace(/.*\/dist\//, 'dist/')}\` | ${ms(us)} | ${pct(us, busy)} |`);
+	return lines.join('\n');
+}
+
+if (require.main === module) {
+	const file = process.argv[2];
+	if (!file) throw new Error('usage: cpuProfile.ts <file.cpuprofile> [--ours <path part>] [--top 25]');
+	const opt = (name: string, fallback: string) => (process.argv.indexOf(`--${name}`) > 0 ? process.argv[process.argv.indexOf(`--${name}`) + 1] : fallback);
+	console.log(summarise(file, opt('ours', '/dist/nodes/'), Number(opt('top', '25'))));
+}

@@ -1,0 +1,401 @@
+/**
+ * The Marketplace Trigger (typeVersion 2) against two references in the same real n8n 2.41.1:
+ *
+ *   W. n8n's Webhook node v2 (POST, respond immediately) -> No Operation      /webhook/<path>
+ *   F. the floor: the cheapest community trigger possible, a typeVersion-2 webhook trigger whose
+ *      webhook() only starts the workflow with the body (no verification, no state, no
+ *      registration), written by this script into a temp folder as a second community package
+ *      (n8nBench.writeFloorPackage) and linked next to ours -> No Operation   /webhook/<webhookId>/webhook
+ *   T. Marketplace Trigger v2 (order.created) -> No Operation                 /webhook/<webhookId>/webhook
+ *
+ * Protocol: one n8n per setting (n8n's defaults; N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true), booted one
+ * after the other; per concurrency level, --per-level deliveries per target in slices of --slice,
+ * the order of the targets rotating slice by slice (W F T, F T W, T W F, ...), from a keep-alive load
+ * generator. None of the three waits for its execution before answering, so after each slice the
+ * script waits until n8n has finished the slice's executions: "end to end" = accepted / (send time +
+ * that drain). The trigger's own sync requests (settle.ts) are n8n work no row counts as a delivery;
+ * the later ones can fall into the next slice, which the rotation spreads over all three targets.
+ *
+ * Isolates per delivery: n8n serves Prometheus metrics with N8N_METRICS=true and counts every
+ * expression isolate (bridge) it hands out as n8n_expression_pool_acquired_total. After the
+ * throughput levels, each target in turn gets --isolate-deliveries deliveries at concurrency 1 with
+ * nothing else running; the counter's change, read after the executions ended and (for T) after the
+ * trigger's last sync could have run (confirmAfterMs + 2 s), divided by the deliveries.
+ *
+ * Guarantees, checked after each setting: one execution per accepted delivery and (T) one per
+ * distinct event id; a tampered delivery gets 401 and the next accepted event's item carries the
+ * refusal (refusedDeliveries); a last burst of T deliveries, then, 1 s later, an n8n restart, and
+ * every event T accepted in the whole setting sent again (fresh signatures): all answered as
+ * duplicates, no new execution.
+ *
+ * Run: .ci/with-node24 npm run build && \
+ *      .ci/with-node24 node -r ts-node/register/transpile-only test/bench/floor.bench.ts [--per-level 120] [--slice 40] [--levels 1,4] [--settings default,lazy] [--targets w,f,t] [--isolate-deliveries 40] [--max-load 2.5] [--cpu-prof DIR] [--no-guarantees] [--out file.md]
+ *
+ * BENCH_PACKAGE_ROOT=<checkout>: n8n loads that checkout's dist/ (a commit built on its own) instead
+ * of this work tree's. --cpu-prof DIR: n8n runs with `--cpu-prof` and writes its CPU profiles under
+ * DIR/<setting>/ (summarise them with cpuProfile.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+
+import { linkCommunityPackage } from '../e2e/n8n';
+import {
+	activate,
+	addToTally,
+	allExecutions,
+	argOf as arg,
+	bootTable,
+	bootBench,
+	distVersion,
+	endToEndRate as e2e,
+	endpointFor,
+	eventIdOf,
+	floorWorkflow,
+	fmt,
+	keepAliveAgent,
+	loadAverage,
+	metricCounters,
+	newTally,
+	orderCreatedEvent,
+	pool,
+	post,
+	provenanceLines,
+	repoRoot,
+	runBench,
+	signedDelivery,
+	sleep,
+	tallyCells,
+	triggerWorkflow,
+	waitForExecutions,
+	waitForQuietMachine,
+	webhookNodeWorkflow,
+	writeResults,
+	writeFloorPackage,
+	type Bench,
+	type BootReport,
+	type Delivery,
+	type Tally,
+} from './n8nBench';
+import type { Json } from '../json';
+
+const COMMAND = '.ci/with-node24 node -r ts-node/register/transpile-only test/bench/floor.bench.ts';
+const RESULTS = join(__dirname, 'results', 'trigger-floor.md');
+const ISOLATES = 'n8n_expression_pool_acquired_total';
+/** settle.ts's confirmAfterMs plus a margin: by then the trigger's last sync for a delivery has run. */
+const SETTLE_TAIL_MS = 12_000;
+
+const SETTINGS: Record<string, { label: string; env: Record<string, string> }> = {
+	default: { label: 'default', env: {} },
+	lazy: { label: 'lazy acquire', env: { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' } },
+};
+
+/** Goal: T at least this fraction of F's end-to-end rate at these levels, in every setting. */
+const GOAL = { ratio: 0.9, levels: [1, 4] };
+
+type Target = 'w' | 'f' | 't';
+const LABEL: Record<Target, string> = { w: 'W Webhook node v2', f: 'F floor (community, typeVersion 2)', t: 'T Marketplace Trigger v2' };
+
+const flag = (name: string) => process.argv.includes(`--${name}`);
+
+interface Guarantees {
+	executions: Partial<Record<Target, { accepted: number; executions: number; notSuccess: number; distinct?: number }>>;
+	refusal?: { status: number; carried: boolean };
+	restart?: { redelivered: number; duplicates: number; otherAnswers: Record<string, number>; executionsBefore: number; executionsAfter: number };
+	staticBytes?: number;
+}
+
+interface SettingResult extends BootReport {
+	name: string;
+	dist: ReturnType<typeof distVersion>;
+	rows: Array<{ level: number; tallies: Partial<Record<Target, Tally>> }>;
+	isolates: Partial<Record<Target, { deliveries: number; acquired: number }>>;
+	guarantees: Guarantees;
+}
+
+/** The json of the item our trigger emitted in an execution. */
+function triggerJsonOf(execution: Json): Json | undefined {
+	return execution?.data?.resultData?.runData?.['Order Created']?.[0]?.data?.main?.[0]?.[0]?.json;
+}
+
+async function measureSetting(
+	name: string,
+	env: Record<string, string>,
+	opts: { perLevel: number; sliceSize: number; levels: number[]; targets: Target[]; isolateDeliveries: number; maxLoad: number; cpuProf?: string; guarantees: boolean },
+): Promise<SettingResult> {
+	const quiet = await waitForQuietMachine(opts.maxLoad);
+	console.log(`[bench] setting ${name}: load ${quiet.load} (waited ${(quiet.waitedMs / 1000).toFixed(0)} s${quiet.quiet ? '' : ', gave up waiting'}); env ${JSON.stringify(env)}`);
+	const started = Date.now();
+	const dist = distVersion();
+	// the user folder is made here so the floor package can be linked next to ours before n8n starts
+	const userFolder = mkdtempSync(join(tmpdir(), 'n8n-floor-bench-'));
+	linkCommunityPackage(userFolder, writeFloorPackage(join(userFolder, 'floor-package')));
+	const n8nEnv: Record<string, string> = { ...env, N8N_METRICS: 'true' };
+	if (opts.cpuProf) {
+		const dir = resolve(opts.cpuProf, name);
+		mkdirSync(dir, { recursive: true });
+		n8nEnv.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${dir}`;
+	}
+	const bench: Bench = await bootBench({ env: n8nEnv, userFolder });
+	const { n8n } = bench;
+	try {
+		const tag = name.replace(/[^a-z0-9]/gi, '').slice(0, 6);
+		const wfs: Record<Target, { id: string; nodes: unknown[] }> = {
+			w: webhookNodeWorkflow(`floorW${tag}`.padEnd(16, '0'), `bench-${randomUUID()}`),
+			f: floorWorkflow(`floorF${tag}`.padEnd(16, '0'), randomUUID()),
+			t: triggerWorkflow(`floorT${tag}`.padEnd(16, '0'), randomUUID(), bench.credentialId, true, 2),
+		};
+		for (const v of opts.targets) await n8n.createWorkflow(wfs[v]);
+		for (const v of opts.targets) await activate(bench, wfs[v].id);
+		const webhookIdOf = (v: Target) => (wfs[v].nodes[0] as { webhookId: string }).webhookId;
+		const urls: Record<Target, string> = {
+			w: `${n8n.baseUrl}/webhook/${(wfs.w.nodes[0] as { parameters: { path: string } }).parameters.path}`,
+			f: `${n8n.baseUrl}/webhook/${webhookIdOf('f')}/webhook`,
+			t: `${n8n.baseUrl}/webhook/${webhookIdOf('t')}/webhook`,
+		};
+		// every delivery is signed with T's secret (W and F check nothing), so all three get the same bytes
+		const secret = opts.targets.includes('t') ? (await endpointFor(bench, urls.t)).secret : `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+		if (!secret) throw new Error('the sandbox holds no secret for the trigger\'s endpoint');
+		const bootMs = Date.now() - started;
+		console.log(`[bench] ${name}: n8n ${n8n.baseUrl} up after ${(bootMs / 1000).toFixed(1)} s; ${opts.targets.map((v) => `${v.toUpperCase()} ${urls[v]}`).join('; ')}`);
+
+		const expected: Record<Target, number> = { w: 0, f: 0, t: 0 };
+		const acceptedT: Array<{ id: string }> = [];
+		const sendSlice = async (v: Target, events: Array<{ id: string }>, concurrency: number, tally: Tally) => {
+			const deliveries: Delivery[] = events.map((e) => signedDelivery(secret, e));
+			const agent = keepAliveAgent(concurrency);
+			const t0 = performance.now();
+			const results = await pool(concurrency, deliveries.length, async (i) => await post(agent, urls[v], deliveries[i]));
+			expected[v] += addToTally(tally, results, performance.now() - t0);
+			agent.destroy();
+			if (v === 't') results.forEach((r, i) => r.status >= 200 && r.status < 300 && acceptedT.push(events[i]));
+			tally.drainMs += await waitForExecutions(n8n, wfs[v].id, expected[v]);
+		};
+		const makeEvents = (count: number) => Array.from({ length: count }, (_, i) => orderCreatedEvent(undefined, 1001 + (i % 96)));
+		// each target gets its own events (T's ids are checked after the restart; W and F keep nothing)
+		const eventsFor = (count: number) => Object.fromEntries(opts.targets.map((v) => [v, makeEvents(count)])) as Record<Target, Array<{ id: string }>>;
+
+		// warm-up, not counted: JIT, SQLite pages, connections, the isolate pool
+		{
+			const warm = eventsFor(opts.sliceSize);
+			for (const v of opts.targets) await sendSlice(v, warm[v], 4, newTally());
+		}
+
+		const rows: SettingResult['rows'] = [];
+		let sliceNo = 0;
+		for (const level of opts.levels) {
+			const tallies = Object.fromEntries(opts.targets.map((v) => [v, newTally()])) as Record<Target, Tally>;
+			const slices = Math.ceil(opts.perLevel / opts.sliceSize);
+			for (let s = 0; s < slices; s++) {
+				const events = eventsFor(Math.min(opts.sliceSize, opts.perLevel - s * opts.sliceSize));
+				const k = sliceNo++ % opts.targets.length;
+				for (const v of [...opts.targets.slice(k), ...opts.targets.slice(0, k)]) await sendSlice(v, events[v], level, tallies[v]);
+			}
+			rows.push({ level, tallies });
+			const f = tallies.f ? e2e(tallies.f) : NaN;
+			console.log(
+				`[bench] ${name} concurrency ${level}: ` +
+					opts.targets.map((v) => `${v.toUpperCase()} ${e2e(tallies[v]).toFixed(1)}/s${v === 't' && tallies.f ? ` (${(e2e(tallies[v]) / f).toFixed(2)}x F)` : ''}`).join(', '),
+			);
+		}
+		const runMs = Date.now() - started;
+		const loadAfter = loadAverage();
+
+		// isolates per delivery, one target at a time with nothing else running
+		const isolates: SettingResult['isolates'] = {};
+		if (opts.isolateDeliveries > 0) {
+			await sleep(SETTLE_TAIL_MS);
+			for (const v of opts.targets) {
+				const before = (await metricCounters(n8n.baseUrl))[ISOLATES] ?? 0;
+				await sendSlice(v, makeEvents(opts.isolateDeliveries), 1, newTally());
+				if (v === 't') await sleep(SETTLE_TAIL_MS);
+				const after = (await metricCounters(n8n.baseUrl))[ISOLATES] ?? 0;
+				isolates[v] = { deliveries: opts.isolateDeliveries, acquired: after - before };
+				console.log(`[bench] ${name}: ${v.toUpperCase()} took ${after - before} isolates for ${opts.isolateDeliveries} deliveries`);
+			}
+		}
+
+		const guarantees: Guarantees = { executions: {} };
+		if (opts.guarantees && opts.targets.includes('t')) {
+			// a tampered delivery: 401, and the next accepted event's item says so
+			const tampered = signedDelivery(secret, orderCreatedEvent());
+			const single = keepAliveAgent(1);
+			const refusedStatus = (await post(single, urls.t, { ...tampered, body: tampered.body.replace('"brandId":1', '"brandId":2') })).status;
+			single.destroy();
+			const next = orderCreatedEvent();
+			await sendSlice('t', [next], 1, newTally());
+			// a last burst, then a restart 1 s later: the ids must already be saved
+			await sendSlice('t', makeEvents(10), 4, newTally());
+			await sleep(1_000);
+			const executionsBefore = expected.t;
+			await n8n.restart();
+			await n8n.login();
+			const redelivered = acceptedT.map((e) => signedDelivery(secret, e));
+			const agent = keepAliveAgent(4);
+			const answers = await pool(4, redelivered.length, async (i) => await post(agent, urls.t, redelivered[i]));
+			agent.destroy();
+			const otherAnswers: Record<string, number> = {};
+			for (const a of answers) if (a.status !== 200) otherAnswers[String(a.status || a.error)] = (otherAnswers[String(a.status || a.error)] ?? 0) + 1;
+			await sleep(2_000);
+			const list = await allExecutions(bench.api, wfs.t.id, true);
+			const carried = list.some((e) => eventIdOf(e) === next.id && (triggerJsonOf(e)?.refusedDeliveries?.count ?? 0) >= 1);
+			guarantees.refusal = { status: refusedStatus, carried };
+			guarantees.restart = {
+				redelivered: redelivered.length,
+				duplicates: answers.filter((a) => a.status === 200).length,
+				otherAnswers,
+				executionsBefore,
+				executionsAfter: list.length,
+			};
+			const staticData = (await n8n.rest<{ staticData?: unknown }>('GET', `/workflows/${wfs.t.id}`)).staticData;
+			guarantees.staticBytes = Buffer.byteLength(JSON.stringify(staticData ?? null));
+		}
+		for (const v of opts.targets) {
+			const list = await allExecutions(bench.api, wfs[v].id, v === 't');
+			guarantees.executions[v] = {
+				accepted: expected[v],
+				executions: list.length,
+				notSuccess: list.filter((e) => e.status !== 'success').length,
+				distinct: v === 't' ? new Set(list.map(eventIdOf).filter(Boolean)).size : undefined,
+			};
+		}
+		return { name, label: SETTINGS[name]?.label ?? name, env, loadBefore: quiet.load, waitedMs: quiet.waitedMs, quiet: quiet.quiet, loadAfter, dist, bootMs, runMs, rows, isolates, guarantees };
+	} finally {
+		await n8n.stop();
+		await bench.sandbox.close();
+		rmSync(userFolder, { recursive: true, force: true });
+	}
+}
+
+async function main() {
+	const perLevel = Number(arg('per-level', '120'));
+	const sliceSize = Number(arg('slice', '40'));
+	const levels = arg('levels', '1,4').split(',').map(Number);
+	const settingNames = arg('settings', 'default,lazy').split(',').filter(Boolean);
+	const targets = arg('targets', 'w,f,t').split(',').filter(Boolean) as Target[];
+	const isolateDeliveries = Number(arg('isolate-deliveries', '40'));
+	const maxLoad = Number(arg('max-load', '2.5'));
+	const cpuProf = process.argv.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
+	const guarantees = !flag('no-guarantees');
+	const out = resolve(arg('out', RESULTS));
+	for (const s of settingNames) if (!SETTINGS[s]) throw new Error(`unknown setting ${s} (known: ${Object.keys(SETTINGS).join(', ')})`);
+	for (const v of targets) if (!LABEL[v]) throw new Error(`unknown target ${v} (known: w, f, t)`);
+	const started = Date.now();
+	const loadAtStart = loadAverage();
+
+	const results: SettingResult[] = [];
+	for (const name of settingNames) {
+		results.push(await measureSetting(name, SETTINGS[name].env, { perLevel, sliceSize, levels, targets, isolateDeliveries, maxLoad, cpuProf, guarantees }));
+	}
+	const loadAtEnd = loadAverage();
+
+	const lines: string[] = [];
+	const args =
+		`--per-level ${perLevel} --slice ${sliceSize} --levels ${levels.join(',')} --settings ${settingNames.join(',')} --targets ${targets.join(',')} ` +
+		`--isolate-deliveries ${isolateDeliveries} --max-load ${maxLoad}${cpuProf !== undefined ? ` --cpu-prof ${cpuProf}` : ''}${guarantees ? '' : ' --no-guarantees'}` +
+		`${out === RESULTS ? '' : ` --out ${relative(repoRoot, out)}`}`;
+	lines.push('# Marketplace Trigger v2 against the floor (the cheapest community trigger) and n8n\'s Webhook node, real n8n 2.41.1');
+	lines.push('');
+	lines.push(...provenanceLines(`${COMMAND} ${args}`, started, results, loadAtStart, loadAtEnd));
+	lines.push('');
+	lines.push('One n8n per setting (SQLite, regular mode, execution pruning off, `N8N_METRICS=true`), booted one after the other, with three');
+	lines.push('workflows active: W = n8n\'s Webhook node v2 (POST, respond immediately); F = the floor, a typeVersion-2 community webhook trigger');
+	lines.push('whose webhook() only returns the body as its item (no verification, no state, no registration; a second package the script');
+	lines.push('writes and links next to ours); T = Marketplace Trigger typeVersion 2 (order.created). Each -> No Operation. Every delivery is');
+	lines.push('signed with T\'s endpoint secret (Standard Webhooks headers, distinct webhook-id); W and F check nothing. Per concurrency level,');
+	lines.push(`${perLevel} deliveries per target in slices of ${sliceSize}, the targets' order rotating slice by slice (${targets.join(' ')}, then starting one later), from a`);
+	lines.push('keep-alive load generator in this process. After each slice the script waits until n8n has finished the slice\'s executions;');
+	lines.push('"end to end" = accepted / (send time + that drain), "responses" = accepted / send time. Latency = one response at the client.');
+	lines.push('Ratios are to F (the goal) and to W, in the same n8n and concurrency. Shared 2-core machine (other developers\' test runs):');
+	lines.push('compare within a setting and concurrency only, and read the load columns.');
+	lines.push('');
+	lines.push(...bootTable(results));
+	lines.push('');
+	lines.push('## Throughput and latency');
+	lines.push('');
+	lines.push('| setting | concurrency | target | deliveries | 2xx | other | end to end (/s) | responses (/s) | p50 (ms) | p99 (ms) | / F end to end | / W end to end |');
+	lines.push('|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|');
+	for (const r of results) {
+		for (const row of r.rows) {
+			for (const v of targets) {
+				const t = row.tallies[v]!;
+				const toF = v !== 'f' && row.tallies.f ? `${v === 't' ? '**' : ''}${(e2e(t) / e2e(row.tallies.f)).toFixed(2)}x${v === 't' ? '**' : ''}` : '';
+				const toW = v !== 'w' && row.tallies.w ? `${(e2e(t) / e2e(row.tallies.w)).toFixed(2)}x` : '';
+				lines.push(
+					`| ${r.label} | ${row.level} | ${LABEL[v]} | ${tallyCells(t)} | ${toF} | ${toW} |`,
+				);
+			}
+		}
+	}
+	lines.push('');
+	if (targets.includes('t') && targets.includes('f')) {
+		lines.push('## At a glance (end to end)');
+		lines.push('');
+		lines.push(`| setting | ratio | ${levels.map((l) => `concurrency ${l}`).join(' | ')} |`);
+		lines.push(`|---|---|${levels.map(() => '---:').join('|')}|`);
+		for (const r of results) {
+			lines.push(`| ${r.label} | T / F | ${r.rows.map((row) => `**${(e2e(row.tallies.t!) / e2e(row.tallies.f!)).toFixed(2)}x**`).join(' | ')} |`);
+			if (targets.includes('w')) {
+				lines.push(`| ${r.label} | F / W | ${r.rows.map((row) => `${(e2e(row.tallies.f!) / e2e(row.tallies.w!)).toFixed(2)}x`).join(' | ')} |`);
+				lines.push(`| ${r.label} | T / W | ${r.rows.map((row) => `${(e2e(row.tallies.t!) / e2e(row.tallies.w!)).toFixed(2)}x`).join(' | ')} |`);
+			}
+		}
+		lines.push('');
+		const goalRatios = results.flatMap((r) =>
+			r.rows.filter((row) => GOAL.levels.includes(row.level)).map((row) => ({ setting: r.label, level: row.level, ratio: e2e(row.tallies.t!) / e2e(row.tallies.f!) })),
+		);
+		const complete = settingNames.includes('default') && settingNames.includes('lazy') && GOAL.levels.every((l) => levels.includes(l));
+		const met = goalRatios.every((g) => g.ratio >= GOAL.ratio);
+		lines.push(
+			`Goal: T at least ${GOAL.ratio}x F end to end at concurrency ${GOAL.levels.join(' and ')}, under the defaults and with lazy acquire. ` +
+				`Measured ${goalRatios.map((g) => `${g.ratio.toFixed(2)}x (${g.setting}, ${g.level})`).join(', ')}: ` +
+				(complete ? `**${met ? 'met' : 'missed'}**.` : `${met ? 'met where measured' : '**missed**'} (not every setting and level of the goal was measured).`),
+		);
+		lines.push('');
+	}
+	if (isolateDeliveries > 0) {
+		lines.push(`## Expression isolates per delivery (\`${ISOLATES}\` from /metrics; ${isolateDeliveries} deliveries per target at concurrency 1, nothing else running)`);
+		lines.push('');
+		lines.push(`| setting | ${targets.map((v) => LABEL[v]).join(' | ')} |`);
+		lines.push(`|---|${targets.map(() => '---:').join('|')}|`);
+		for (const r of results) {
+			lines.push(`| ${r.label} | ${targets.map((v) => (r.isolates[v] ? `${(r.isolates[v]!.acquired / r.isolates[v]!.deliveries).toFixed(2)} (${r.isolates[v]!.acquired})` : 'n/a')).join(' | ')} |`);
+		}
+		lines.push('');
+		lines.push(
+			`For T the counter is read ${SETTLE_TAIL_MS / 1000} s after its last execution ended, so it includes the trigger's own sync requests for those ` +
+				'deliveries (each a webhook request of n8n\'s, which takes an isolate under the defaults). Under the defaults one isolate of each delivery is its execution\'s.',
+		);
+		lines.push('');
+	}
+	if (guarantees && targets.includes('t')) {
+		lines.push('## Guarantees (after each setting)');
+		lines.push('');
+		lines.push('| setting | target | accepted (2xx, warm-up and checks included) | executions | not success | distinct event ids |');
+		lines.push('|---|---|---:|---:|---:|---:|');
+		for (const r of results) {
+			for (const v of targets) {
+				const c = r.guarantees.executions[v]!;
+				lines.push(`| ${r.label} | ${LABEL[v]} | ${fmt(c.accepted)} | ${fmt(c.executions)} | ${c.notSuccess} | ${c.distinct === undefined ? 'n/a' : fmt(c.distinct)} |`);
+			}
+		}
+		lines.push('');
+		lines.push('| setting | tampered delivery | refusal on the next item | T events sent again after the restart | answered 200 | other answers | T executions before / after |');
+		lines.push('|---|---:|---|---:|---:|---|---|');
+		for (const r of results) {
+			const g = r.guarantees;
+			if (!g.restart || !g.refusal) continue;
+			const other = Object.entries(g.restart.otherAnswers).map(([k, n]) => `${k}: ${n}`).join(', ') || '0';
+			lines.push(
+				`| ${r.label} | ${g.refusal.status} | ${g.refusal.carried ? 'yes (refusedDeliveries)' : '**no**'} | ${fmt(g.restart.redelivered)} | ${fmt(g.restart.duplicates)} | ${other} | ${fmt(g.restart.executionsBefore)} / ${fmt(g.restart.executionsAfter)} |`,
+			);
+		}
+		lines.push('');
+		lines.push('The restart came 1 s after a last burst of 10 T deliveries; every event T accepted in the setting was then sent again with a fresh signature.');
+		lines.push('');
+	}
+	writeResults(out, lines);
+}
+
+runBench(main);
