@@ -649,6 +649,10 @@ describe('Marketplace Trigger in a real n8n', () => {
 		const item = nodeOutput(list[before], 'Band Entered')[0];
 		console.log(`[e2e] second event after the re-enable carries the notice: ${item.notice !== undefined}`);
 		expect(item.notice).toBeUndefined();
+		// A band that needs no action reaches the brand manager as an update, not an alert.
+		const toManager = await mail.waitForMails(2, (m) => m.envelope.to.some((t) => t.address === 'brand-manager@example.com'));
+		expect(toManager[1].subject).toBe('Brand health update for brand 2: DeliveryPerformance entered band Good');
+		expect(toManager[1].text).toContain("brand 2's DeliveryPerformance has entered the band Good.\n");
 	});
 });
 
