@@ -1,8 +1,10 @@
 /**
  * The Marketplace Trigger in n8n 2.41.1's queue mode: main (production webhooks off), one worker,
- * two `n8n webhook` processors behind one URL (a round-robin proxy), PostgreSQL and Redis, all on
- * loopback and started here. The sandbox delivers to the proxy; the tests also post signed
- * deliveries to one processor or the other directly.
+ * two `n8n webhook` processors behind one URL (a round-robin reverse proxy, test/e2e/reverseProxy.ts,
+ * that forwards only the service's deliveries, chunked, with X-Forwarded-* headers, and drops n8n's
+ * own requests to that URL, as a load balancer n8n cannot reach from inside does), PostgreSQL and
+ * Redis, all on loopback and started here. The sandbox delivers to the proxy; the tests also post
+ * signed deliveries to one processor or the other directly.
  *
  *   .ci/queue-services && .ci/with-node24 npm run build && .ci/with-node24 npx jest -c test/queue/jest.config.js
  */
@@ -13,8 +15,10 @@ import { join, resolve } from 'node:path';
 import { allExecutions, codeVersion, eventIdOf, orderCreatedEvent, pool, signedDelivery, triggerWorkflow, type Delivery } from '../bench/n8nBench';
 import { sleep, Timings, waitFor } from '../e2e/kit';
 import { freePort, startN8n, type N8nHandle, type PublicApi } from '../e2e/n8n';
+import { fromService, startReverseProxy, type ReverseProxy } from '../e2e/reverseProxy';
 import { startSandbox, type SandboxHandle } from '../sandbox';
-import { startPostgres, startRedis, startRoundRobinProxy, type Service } from './services';
+import { USER_AGENT } from '../sandbox/sender';
+import { startPostgres, startRedis, type Service } from './services';
 import type { Json } from '../json';
 
 const repoRoot = resolve(__dirname, '..', '..');
@@ -26,7 +30,7 @@ const timings = new Timings();
 
 let pg: Service;
 let redis: Service;
-let proxy: Awaited<ReturnType<typeof startRoundRobinProxy>>;
+let proxy: ReverseProxy;
 let sandbox: SandboxHandle;
 let main: N8nHandle;
 let worker: N8nHandle;
@@ -77,7 +81,7 @@ beforeAll(async () => {
 	});
 	sandbox = await startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true });
 	processorPorts.push(await freePort(), await freePort());
-	proxy = await startRoundRobinProxy(() => processorPorts);
+	proxy = await startReverseProxy({ targets: () => processorPorts.map((port) => ({ port })), accept: fromService(USER_AGENT) });
 	productionUrl = `http://127.0.0.1:${proxy.port}/webhook/${WEBHOOK_ID}/webhook`;
 	userFolder = mkdtempSync(join(tmpdir(), 'n8n-queue-'));
 	const env = {
@@ -228,6 +232,12 @@ concurrent copies wait for each other and run once. The load average includes wh
 	console.log(`[queue] simultaneous copies: ${JSON.stringify(rows)}`);
 	expect(rows[rows.length - 1].twice).toBe(0);
 }, 600_000);
+
+test('no request of n8n\'s own went to the shared public URL (the proxy would have dropped it)', () => {
+	expect(proxy.dropped).toEqual([]);
+	const logs = processors.map((p) => p.logs()).join('\n');
+	expect(logs).not.toMatch(/could not (confirm|store)/);
+});
 
 test('deactivation through main deletes the endpoint', async () => {
 	await api.deactivateWorkflow(WORKFLOW_ID);

@@ -1,12 +1,10 @@
 /**
  * What n8n's queue mode needs around it, started on loopback by the suite itself: PostgreSQL and
- * Redis (binaries from `.ci/queue-services`), and a round-robin HTTP proxy standing for the load
- * balancer in front of several `n8n webhook` processors.
+ * Redis (binaries from `.ci/queue-services`). The load balancer in front of the `n8n webhook`
+ * processors is test/e2e/reverseProxy.ts.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -112,33 +110,5 @@ export async function startRedis(): Promise<Service> {
 			await stopChild(child);
 			rmSync(dir, { recursive: true, force: true });
 		},
-	};
-}
-
-/**
- * A load balancer's stand-in: forwards each request, body and headers as they are, to the next
- * target in turn, and answers with the target's answer (502 when the target cannot be reached).
- */
-export async function startRoundRobinProxy(targets: () => number[]): Promise<Service & { forwarded: number[] }> {
-	let next = 0;
-	const forwarded: number[] = [];
-	const server = http.createServer((req, res) => {
-		const ports = targets();
-		const port = ports[next++ % ports.length];
-		forwarded.push(port);
-		const upstream = http.request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-			res.writeHead(answer.statusCode ?? 502, answer.headers);
-			answer.pipe(res);
-		});
-		upstream.on('error', () => {
-			if (!res.headersSent) res.writeHead(502).end();
-		});
-		req.pipe(upstream);
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	return {
-		port: (server.address() as AddressInfo).port,
-		forwarded,
-		stop: async () => await new Promise<void>((resolve) => server.close(() => resolve())),
 	};
 }
