@@ -12,6 +12,12 @@
  * request began, so a concurrent save (another webhook processor in queue mode) can drop ids
  * again: an id counts as settled only once a sync sent at least `confirmAfterMs` after its
  * acceptance finds it stored (any request that loaded before it was stored has ended by then).
+ *
+ * Each sync is a whole n8n webhook request (under n8n's defaults an expression isolate, a load and
+ * a save of the whole static data), so syncs are batched: new ids wait `firstMs` for one sync to
+ * carry them all, also when they wake a loop that was waiting to settle older ids, and settling
+ * syncs come at most every `confirmBatchMs` (the first when the oldest id is due), so the ids of a
+ * burst are settled by a few syncs, not one per acceptance time.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -30,6 +36,8 @@ export const SETTLE_SCHEDULE = {
 	firstMs: 250,
 	/** a sync this long after an id's acceptance settles it: longer than any request of the trigger */
 	confirmAfterMs: 10_000,
+	/** settling syncs (when no new id waits) at most this often: one settles every id due by then */
+	confirmBatchMs: 2_000,
 	/** syncs that may fail, or find an id missing, before it is given up on */
 	maxSyncsPerId: 8,
 	sleep: async (ms: number): Promise<void> => await sleep(ms),
@@ -85,8 +93,10 @@ interface Pending {
 	lastError?: string;
 	/** ids given up on since the last time an item reported it */
 	givenUp: number;
-	/** ends the loop's current wait when it is waiting to settle ids, not to store new ones */
+	/** shortens the loop's current wait to `firstMs` when it is waiting to settle ids, not to store new ones */
 	wakeFromLongWait?: () => void;
+	/** when the last sync was sent */
+	lastSyncAt: number;
 }
 
 const pending = new Map<string, Pending>();
@@ -124,37 +134,47 @@ export function pendingCount(scope?: string): number {
 /** Notes an id accepted at `url` (served by the listener `target`) and makes sure a sync loop runs for it. */
 export function noteAccepted(ctx: IWebhookFunctions, scope: string, url: string, target: SyncTarget, secret: string, key: string, untilMs: number): void {
 	let entry = pending.get(scope);
-	if (!entry) pending.set(scope, (entry = { keys: new Map(), ctx, url, target, secret, running: false, givenUp: 0 }));
+	if (!entry) pending.set(scope, (entry = { keys: new Map(), ctx, url, target, secret, running: false, givenUp: 0, lastSyncAt: -Infinity }));
 	// the newest request's context, listener and secret (a rotation may have happened meanwhile)
 	Object.assign(entry, { ctx, url, target, secret });
 	entry.keys.set(key, { untilMs, acceptedAt: Date.now(), stored: false, syncs: 0 });
-	// a new id must not wait for the older ones' settling check: sync now
+	// a new id must not wait for the older ones' settling check: sync within firstMs
 	entry.wakeFromLongWait?.();
 	if (entry.running) return;
 	entry.running = true;
 	void settle(scope, entry).finally(() => (entry.running = false));
 }
 
-/** The wait before the next sync: soon for ids not stored yet, else until the first can be settled. */
+/**
+ * The wait before the next sync: `firstMs` while an id is not stored yet; else until the first id
+ * can be settled, and at least `confirmBatchMs` after the last sync.
+ */
 function nextWait(entry: Pending): number {
-	let wait = Infinity;
+	let due = Infinity;
 	for (const id of entry.keys.values()) {
-		wait = Math.min(wait, id.stored ? id.acceptedAt + SETTLE_SCHEDULE.confirmAfterMs - Date.now() : SETTLE_SCHEDULE.firstMs);
+		if (!id.stored) return SETTLE_SCHEDULE.firstMs;
+		due = Math.min(due, id.acceptedAt + SETTLE_SCHEDULE.confirmAfterMs);
 	}
-	return Math.max(0, wait);
+	return Math.max(0, due - Date.now(), entry.lastSyncAt + SETTLE_SCHEDULE.confirmBatchMs - Date.now());
 }
 
 async function settle(scope: string, entry: Pending): Promise<void> {
 	while (entry.keys.size > 0) {
 		const wait = nextWait(entry);
 		await new Promise<void>((resolve) => {
-			if (wait > SETTLE_SCHEDULE.firstMs) entry.wakeFromLongWait = resolve;
+			if (wait > SETTLE_SCHEDULE.firstMs) {
+				entry.wakeFromLongWait = () => {
+					entry.wakeFromLongWait = undefined;
+					void SETTLE_SCHEDULE.sleep(SETTLE_SCHEDULE.firstMs).then(resolve);
+				};
+			}
 			void SETTLE_SCHEDULE.sleep(wait).then(resolve);
 		});
 		entry.wakeFromLongWait = undefined;
 		if (pending.get(scope) !== entry) return;
 		const carried = [...entry.keys];
 		const sentAt = Date.now();
+		entry.lastSyncAt = sentAt;
 		const missing = await sendSync(entry, carried);
 		const givenUp: string[] = [];
 		for (const [key, id] of carried) {

@@ -271,7 +271,7 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		expect(pendingCount(scope)).toBe(1);
 	});
 
-	test('a new id does not wait for the older ids\' settling check: the loop wakes and stores it at once', async () => {
+	test('a new id does not wait for the older ids\' settling check: the loop wakes and stores it within firstMs', async () => {
 		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, confirmAfterMs: 60_000 });
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
@@ -282,10 +282,30 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		await eventually(() => waits.length === 2);
 		expect(waits[1]).toBeGreaterThan(50_000);
 		expect((await deliverSigned(t, [secret], orderEvent('evt_new'))).status).toBe(200);
-		await eventually(() => storedIn(t).has(dedupKey('evt_new'), Date.now()));
-		// stored by a sync made on waking; then back to waiting for the settling check
+		// woken: the long wait ends after firstMs, so ids accepted meanwhile share the sync
 		await eventually(() => waits.length === 3);
-		expect(waits[2]).toBeGreaterThan(50_000);
+		expect(waits[2]).toBe(250);
+		await tick();
+		await eventually(() => storedIn(t).has(dedupKey('evt_new'), Date.now()));
+		// stored by that sync; then back to waiting for the settling check
+		await eventually(() => waits.length === 4);
+		expect(waits[3]).toBeGreaterThan(50_000);
+	});
+
+	test('settling syncs come at most every confirmBatchMs, each settling every id due by then', async () => {
+		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, confirmAfterMs: 1, confirmBatchMs: 2_000 });
+		const { t } = await activeTrigger();
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		const scope = `harness-trigger-workflow|${t.webhookUrl}`;
+		expect((await deliverSigned(t, [secret], orderEvent('evt_batch_1'))).status).toBe(200);
+		await tick();
+		await eventually(() => storedIn(t).has(dedupKey('evt_batch_1'), Date.now()));
+		// due at once (confirmAfterMs 1), yet the settling sync waits confirmBatchMs after the storing one
+		await eventually(() => waits.length === 2);
+		expect(waits[1]).toBeGreaterThan(1_500);
+		expect(pendingCount(scope)).toBe(1);
+		await tick();
+		await eventually(() => pendingCount(scope) === 0);
 	});
 
 	test('an id found stored is not given up, however many syncs of a burst carry it before it can be settled', async () => {
@@ -299,6 +319,7 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		// each new id wakes the loop, and every sync carries evt_first too (found stored each time)
 		for (let i = 0; i < SETTLE_SCHEDULE.maxSyncsPerId + 2; i++) {
 			expect((await deliverSigned(t, [secret], orderEvent(`evt_next_${i}`))).status).toBe(200);
+			await tick();
 			await eventually(() => storedIn(t).has(dedupKey(`evt_next_${i}`), Date.now()));
 		}
 		expect(pendingCount(scope)).toBe(SETTLE_SCHEDULE.maxSyncsPerId + 3);

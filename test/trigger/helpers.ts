@@ -19,6 +19,7 @@ export type { TriggerHarness };
 export const HARNESS_SETTLE = {
 	firstMs: 0,
 	confirmAfterMs: 0,
+	confirmBatchMs: 0,
 	sleep: async () => await new Promise<void>((resolve) => setImmediate(resolve)),
 };
 Object.assign(SETTLE_SCHEDULE, HARNESS_SETTLE);
