@@ -221,7 +221,7 @@ async function explainCreateRefusal(
 			// n8n shows only the message in the activation toast and the publication status: the fix goes here
 			message:
 				`The service refused this node's webhook URL ${url} (${urlProblem.detail || 'not acceptable'}). ` +
-				'Set N8N_WEBHOOK_URL to the public https address of this n8n and restart it, or use the Marketplace Polling Trigger',
+				'Set N8N_WEBHOOK_URL to the public https address of this n8n (on n8n 1.x: WEBHOOK_URL) and restart it, or use the Marketplace Polling Trigger',
 			description:
 				'The Marketplace service only delivers to public https addresses. n8n builds this URL from its ' +
 				'N8N_WEBHOOK_URL environment variable (WEBHOOK_URL in older versions): set it to the public https ' +
