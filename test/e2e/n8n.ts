@@ -7,7 +7,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- n8n's REST and public API answer untyped JSON (see test/json.ts) */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -205,18 +205,35 @@ function packageNameOf(packageRoot: string): string {
 	return pkg.name;
 }
 
-/** Symlinks the package into `<userFolder>/.n8n/nodes/node_modules/<name>`, as n8n installs community packages. */
-export function linkCommunityPackage(userFolder: string, packageRoot: string): string {
-	const name = packageNameOf(packageRoot);
+/** `<userFolder>/.n8n/nodes/node_modules/<name>`, where n8n installs community packages, emptied; its parents made. */
+function communityPackageDir(userFolder: string, name: string): string {
 	const nodesDir = join(userFolder, '.n8n', 'nodes');
-	const link = join(nodesDir, 'node_modules', name);
-	mkdirSync(join(link, '..'), { recursive: true });
+	const dir = join(nodesDir, 'node_modules', name);
+	mkdirSync(join(dir, '..'), { recursive: true });
 	if (!existsSync(join(nodesDir, 'package.json'))) {
 		writeFileSync(join(nodesDir, 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }, null, '\t'));
 	}
-	rmSync(link, { recursive: true, force: true });
+	rmSync(dir, { recursive: true, force: true });
+	return dir;
+}
+
+/** Symlinks the package into `<userFolder>/.n8n/nodes/node_modules/<name>`, as n8n installs community packages. */
+export function linkCommunityPackage(userFolder: string, packageRoot: string): string {
+	const link = communityPackageDir(userFolder, packageNameOf(packageRoot));
 	symlinkSync(resolve(packageRoot), link, 'dir');
 	return link;
+}
+
+/**
+ * Copies what the package publishes (package.json and its `files`) to the same place, laid out as an
+ * install from the registry: with no node_modules beside it, `n8n-workflow` and `luxon` resolve to n8n's
+ * own copies (n8n puts its module paths on NODE_PATH), not to this repository's devDependencies.
+ */
+export function copyCommunityPackage(userFolder: string, packageRoot: string): string {
+	const dir = communityPackageDir(userFolder, packageNameOf(packageRoot));
+	const { files = [] } = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { files?: string[] };
+	for (const entry of ['package.json', ...files]) cpSync(join(packageRoot, entry), join(dir, entry), { recursive: true });
+	return dir;
 }
 
 function runProcess(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CliResult> {
@@ -313,7 +330,6 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	const ownFolder = opts.userFolder === undefined;
 	const userFolder = opts.userFolder ?? mkdtempSync(join(tmpdir(), 'n8n-e2e-'));
 	mkdirSync(userFolder, { recursive: true });
-	if (opts.linkPackage !== false) linkCommunityPackage(userFolder, opts.packageRoot);
 
 	/** n8n 2.0 (the oldest 2.x line) and 1.x (1.123): their REST API and environment differ where noted below. */
 	const n8nVersion = (JSON.parse(readFileSync(join(n8nDir, 'node_modules', 'n8n', 'package.json'), 'utf8')) as { version: string }).version;
@@ -321,6 +337,8 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	const n8n20 = n8nVersion.startsWith('2.0.');
 	/** n8n 1.x and 2.0: POST /rest/workflows ignores a chosen id, and a manual run runs the workflowData the editor sends. */
 	const editorSendsWorkflow = n8n1 || n8n20;
+	// On those older lines the nodes must run on that n8n's own n8n-workflow, which only a copy gives them.
+	if (opts.linkPackage !== false) (editorSendsWorkflow ? copyCommunityPackage : linkCommunityPackage)(userFolder, opts.packageRoot);
 
 	const port = opts.port ?? (await freePort());
 	const brokerPort = opts.brokerPort ?? (await freePort());
