@@ -39,7 +39,8 @@ for (const file of files) {
 	}
 }
 
-// n8n reads `<folder of the node's .js>/__schema__/v<x.y.z>/<resource>/<operation>.json`, the version padded to three parts.
+// n8n reads `<folder of the node's .js>/__schema__/v<x.y.z>/<resource>/<operation>.json`, the version padded to three
+// parts, and `__schema__/v<x.y.z>.json` for a node without resource and operation.
 const padVersion = (v) => String(v).split('.').concat(['0', '0']).slice(0, 3).join('.');
 const requireFromTarball = createRequire(path.join(out, 'package', 'package.json'));
 const wantedSchemas = new Set();
@@ -48,6 +49,8 @@ for (const nodeFile of manifest.n8n.nodes) {
 	const { description } = new (Object.values(exported)[0])();
 	const operationProperties = description.properties.filter((p) => p.name === 'operation');
 	for (const version of [description.version].flat()) {
+		// a node without operations (the triggers): one schema per version, `__schema__/v<x.y.z>.json`
+		if (operationProperties.length === 0) wantedSchemas.add(`${path.dirname(nodeFile)}/__schema__/v${padVersion(version)}.json`);
 		for (const property of operationProperties) {
 			for (const resource of property.displayOptions?.show?.resource ?? []) {
 				for (const { value } of property.options) {

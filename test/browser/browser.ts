@@ -42,12 +42,6 @@ export const NOISE: Noise[] = [
 		why: 'the sign-in page asks whether a session exists before anyone has signed in',
 	},
 	{
-		// Only the triggers: the Marketplace node ships a schema for every operation, so a 404 for it fails.
-		text: /^Failed to load resource: the server responded with a status of 404 \(Not Found\)$/,
-		url: /\/schemas\/n8n-nodes-marketplace-management\.marketplace(Polling)?Trigger\/\d+\.\d+\.\d+\.json$/,
-		why: 'a node after a trigger asks for the trigger\'s output-schema file; the triggers ship none, as n8n\'s editor shows no preview for a trigger (with a file it shows "Execute previous nodes" all the same)',
-	},
-	{
 		text: /^Failed to load resource: net::ERR_[A-Z_]+$/,
 		url: /^https:\/\/registry\.npmjs\.org\/n8n-nodes-marketplace-management$/,
 		why: 'the node creator\'s details of a community node ask the public npm registry from the browser, which this closed network does not reach',

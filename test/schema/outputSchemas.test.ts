@@ -9,7 +9,7 @@
  */
 import path from 'node:path';
 
-import Ajv, { type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import { loadOutputSchema, resolveOutputSchemaPath } from 'n8n-core';
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
@@ -21,6 +21,7 @@ import {
 	SCHEMA_ROOT,
 	committedFiles,
 	readCommitted,
+	schemaValidator,
 	serialize,
 	versionFolder,
 	writeSchemas,
@@ -40,11 +41,7 @@ beforeAll(() => {
 	if (RECORD) writeSchemas(VERSIONS);
 });
 
-// Timestamps are ISO 8601 in UTC, as the service documents them.
-const ajv = new Ajv({ strict: true, allowUnionTypes: true, allErrors: true }).addFormat('date-time', {
-	type: 'string',
-	validate: (s: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(s) && !Number.isNaN(Date.parse(s)),
-});
+const ajv = schemaValidator();
 const validators = new Map<string, ValidateFunction>();
 function validatorFor(version: number, key: string): ValidateFunction {
 	const id = `${version} ${key}`;

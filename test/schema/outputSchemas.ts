@@ -12,6 +12,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
+import Ajv from 'ajv';
+
 export type JsonSchema = Record<string, unknown>;
 
 export const SCHEMA_ROOT = path.join(__dirname, '..', '..', 'nodes', 'Marketplace', '__schema__');
@@ -215,4 +217,12 @@ export function writeSchemas(versions: number[]): void {
 			writeFileSync(file, serialize(schema));
 		}
 	}
+}
+
+/** The validator the schema tests check items with: strict, and timestamps ISO 8601 in UTC, as the service documents them. */
+export function schemaValidator(): Ajv {
+	return new Ajv({ strict: true, allowUnionTypes: true, allErrors: true }).addFormat('date-time', {
+		type: 'string',
+		validate: (s: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(s) && !Number.isNaN(Date.parse(s)),
+	});
 }

@@ -9,35 +9,15 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
-import { TriggerBench, idsStored, recordOf, settledRuns, type TriggerHarness } from './helpers';
+import { TriggerBench, outageOf, recordOf, settledRuns, type TriggerHarness } from './helpers';
 
-const DAY = 24 * 3_600_000;
 const bench = new TriggerBench();
 beforeAll(async () => await bench.start());
 afterAll(async () => await bench.close());
 afterEach(async () => await bench.closeHarnesses());
 
-/**
- * An active trigger with the option on that received one order; then its deliveries fail for over 5
- * days (one order meanwhile), the service disables the endpoint, and two more orders come.
- */
-async function outage() {
-	const { userId, apiKey, brandId } = await bench.user();
-	const t = await bench.trigger(apiKey, { options: { catchUpMissedOrders: true } });
-	await t.activate();
-	const [endpoint] = await bench.endpointsOf(userId);
-	const before = await bench.control.createOrder({ brandId });
-	await t.waitForRuns(1);
-	await idsStored();
-	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/unreachable');
-	await bench.control.advanceClock(5 * DAY / 1000 + 60);
-	const missed = [(await bench.control.createOrder({ brandId })).order.id as number];
-	await bench.control.advanceClock(2 * DAY / 1000);
-	expect((await bench.endpointsOf(userId))[0]).toMatchObject({ status: 'Disabled', disabledReason: 'FailingDeliveries' });
-	for (let i = 0; i < 2; i++) missed.push((await bench.control.createOrder({ brandId })).order.id as number);
-	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
-	return { userId, apiKey, brandId, t, endpoint, before: before.order.id as number, missed };
-}
+/** An outage of a trigger with Catch Up Missed Orders on. */
+const outage = async () => await outageOf(bench, { options: { catchUpMissedOrders: true } });
 
 const itemsOf = (t: TriggerHarness, run: number) => t.runs[run][0].map((i) => i.json);
 

@@ -116,3 +116,28 @@ export async function settledRuns(harness: TriggerHarness, ms = 300): Promise<nu
 	await new Promise((r) => setTimeout(r, ms));
 	return harness.runs.length;
 }
+
+const DAY_S = 24 * 3600;
+
+/**
+ * An active trigger that received one order; then its deliveries fail for over 5 days (one order
+ * meanwhile, on the sandbox's clock), the service disables the endpoint, and two more orders come.
+ */
+export async function outageOf(bench: TriggerBench, parameters: INodeParameters) {
+	const { userId, apiKey, brandId } = await bench.user();
+	const t = await bench.trigger(apiKey, parameters);
+	await t.activate();
+	const [endpoint] = await bench.endpointsOf(userId);
+	const before = await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+	await idsStored();
+	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/unreachable');
+	await bench.control.advanceClock(5 * DAY_S + 60);
+	const missed = [(await bench.control.createOrder({ brandId })).order.id as number];
+	await bench.control.advanceClock(2 * DAY_S);
+	const [disabled] = await bench.endpointsOf(userId);
+	if (disabled.status !== 'Disabled') throw new Error(`the sandbox did not disable endpoint ${endpoint.id}: ${disabled.status}`);
+	for (let i = 0; i < 2; i++) missed.push((await bench.control.createOrder({ brandId })).order.id as number);
+	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
+	return { userId, apiKey, brandId, t, endpoint, before: before.order.id as number, missed };
+}
