@@ -18,7 +18,8 @@ const repoRoot = resolve(__dirname, '..', '..');
 
 /**
  * The n8n install made by `.ci/n8n-install` (2.41.1), or the folder E2E_N8N_DIR names, e.g.
- * `.ci/n8n-oldest` (the oldest n8n the package supports, `.ci/n8n-install .ci/n8n-oldest`).
+ * `.ci/n8n-oldest` (the oldest 2.x the package supports) or `.ci/n8n-1x` (the 1.x line), each installed by
+ * `.ci/n8n-install <folder>`.
  */
 export const defaultN8nDir = process.env.E2E_N8N_DIR ? resolve(process.env.E2E_N8N_DIR) : join(repoRoot, '.ci', 'n8n');
 /** Node 24 from `.ci/with-node24` (n8n 2.41 needs Node >= 24). */
