@@ -693,7 +693,8 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 			while (Date.now() < deadline) {
 				try {
 					const ex = await pub.getExecution(started.executionId, true);
-					if (ex.status !== 'running' && ex.status !== 'new' && ex.stoppedAt) return ex;
+					// n8n 1.x can list a run as ended while its data is still the '[]' placeholder: wait for the data too.
+					if (ex.status !== 'running' && ex.status !== 'new' && ex.stoppedAt && ex.data?.resultData !== undefined) return ex;
 				} catch (e) {
 					if (!/-> 404/.test(String(e))) throw e;
 				}
