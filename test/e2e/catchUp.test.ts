@@ -11,10 +11,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-import { allExecutions, triggerWorkflow } from '../bench/n8nBench';
-import { startSandbox, type SandboxHandle } from '../sandbox';
+import { allExecutions, bootBench, triggerWorkflow } from '../bench/n8nBench';
+import type { SandboxHandle } from '../sandbox';
 import { nodeOutput, waitFor } from './kit';
-import { startN8n, type N8nHandle, type PublicApi } from './n8n';
+import type { N8nHandle, PublicApi } from './n8n';
 import type { Json } from '../json';
 
 const repoRoot = resolve(__dirname, '..', '..');
@@ -60,20 +60,8 @@ async function nextEvent(): Promise<{ orderId: number; items: Item[] }> {
 }
 
 beforeAll(async () => {
-	sandbox = await startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true });
-	n8n = await startN8n({
-		packageRoot: repoRoot,
-		readyTimeoutMs: 300_000,
-		env: { EXECUTIONS_DATA_PRUNE: 'false', N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'false' },
-	});
-	await n8n.setupOwner();
-	await n8n.login();
-	const credentialId = await n8n.createCredential({
-		name: 'Marketplace sandbox (bench)',
-		type: 'marketplaceApi',
-		data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey },
-	});
-	api = await n8n.publicApi();
+	let credentialId: string;
+	({ sandbox, n8n, api, credentialId } = await bootBench({ readyTimeoutMs: 300_000, env: { N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'false' } }));
 	const workflow = triggerWorkflow(WF, WEBHOOK_ID, credentialId, true, 2);
 	(workflow.nodes[0] as { parameters: Record<string, unknown> }).parameters.options = { catchUpMissedOrders: true };
 	await n8n.createWorkflow({ ...workflow, name: 'catch-up: order arrives' });

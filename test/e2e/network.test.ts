@@ -13,11 +13,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { allExecutions, eventIdOf, PKG, triggerWorkflow } from '../bench/n8nBench';
-import { startSandbox, type SandboxHandle } from '../sandbox';
+import { allExecutions, bootBench, eventIdOf, PKG, triggerWorkflow } from '../bench/n8nBench';
+import type { SandboxHandle } from '../sandbox';
 import { USER_AGENT } from '../sandbox/sender';
 import { nodeOutput, sleep, Timings, waitFor } from './kit';
-import { freePort, startN8n, type N8nHandle, type PublicApi } from './n8n';
+import { freePort, type N8nHandle, type PublicApi } from './n8n';
 import { fromService, startReverseProxy, type ReverseProxy } from './reverseProxy';
 import type { Json } from '../json';
 
@@ -59,7 +59,6 @@ describe.each(CONFIGS)('$name', ({ name, tls, env }) => {
 	beforeAll(async () => {
 		dir = mkdtempSync(join(tmpdir(), 'n8n-net-'));
 		const port = await freePort();
-		sandbox = await startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true });
 		proxy = await startReverseProxy({
 			targets: () => [{ port, tls }],
 			accept: fromService(USER_AGENT),
@@ -74,17 +73,9 @@ describe.each(CONFIGS)('$name', ({ name, tls, env }) => {
 			const { key, cert } = certificate(dir);
 			Object.assign(tlsEnv, { N8N_PROTOCOL: 'https', N8N_SSL_KEY: key, N8N_SSL_CERT: cert });
 		}
-		n8n = await timings.time(`${name}: n8n boot`, () =>
-			startN8n({ packageRoot: repoRoot, port, readyTimeoutMs: 300_000, env: { EXECUTIONS_DATA_PRUNE: 'false', N8N_WEBHOOK_URL: proxy.url, ...tlsEnv, ...env } }),
-		);
-		await n8n.setupOwner();
-		await n8n.login();
-		credentialId = await n8n.createCredential({
-			name: 'Marketplace sandbox (bench)',
-			type: 'marketplaceApi',
-			data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey },
-		});
-		api = await n8n.publicApi();
+		({ sandbox, n8n, api, credentialId } = await timings.time(`${name}: sandbox, n8n boot, owner, credential`, () =>
+			bootBench({ port, readyTimeoutMs: 300_000, env: { N8N_WEBHOOK_URL: proxy.url, ...tlsEnv, ...env } }),
+		));
 		await n8n.createWorkflow({ ...triggerWorkflow(TRIGGER_WF, WEBHOOK_ID, credentialId, true, 2), name: 'network: order arrives' });
 		await api.activateWorkflow(TRIGGER_WF);
 		await n8n.waitForActivation(TRIGGER_WF);
