@@ -5,9 +5,11 @@
  * and this package's functions by inclusive time (synchronous stacks only: time after an await is
  * counted where it resumes).
  *
- * Run: .ci/with-node24 node -r ts-node/register/transpile-only test/bench/cpuProfile.ts <file.cpuprofile> [--ours <path part>] [--top 25]
- * --ours: a part of the file URLs of this package's code (default `/dist/nodes/`, which only this
- * package's built nodes have among what n8n loads).
+ * Run: .ci/with-node24 node -r ts-node/register/transpile-only test/bench/cpuProfile.ts <file.cpuprofile> [--window measured-window.json] [--top 25]
+ * --window: only the samples between `fromUs` and `toUs` (the monotonic clock, as V8 stamps samples;
+ * floor.bench.ts --cpu-prof writes the file for its measured phase), and the time per delivery.
+ * This package's code is what n8n loaded from a `dist/nodes/` or `dist/credentials/` folder outside
+ * any node_modules (n8n resolves the linked package to its real path).
  */
 import { readFileSync } from 'node:fs';
 
@@ -26,11 +28,11 @@ interface Profile {
 
 export type Category = 'this package' | 'floor package' | 'n8n' | 'database' | 'other modules' | 'node' | 'gc' | 'idle' | 'program' | 'other';
 
-export function categoryOf(url: string, functionName: string, ours: string): Category {
+export function categoryOf(url: string, functionName: string): Category {
 	if (functionName === '(idle)') return 'idle';
 	if (functionName === '(garbage collector)') return 'gc';
 	if (functionName === '(program)') return 'program';
-	if (url.includes(ours)) return 'this package';
+	if (/\/dist\/(nodes|credentials)\//.test(url) && !url.includes('node_modules/')) return 'this package';
 	if (url.includes('n8n-nodes-bench-floor') || url.includes('floor-package')) return 'floor package';
 	if (/node_modules\/(sqlite3|typeorm|@n8n\/typeorm|pg)\//.test(url)) return 'database';
 	if (/node_modules\/(n8n|n8n-core|n8n-workflow|n8n-nodes-base|@n8n)\//.test(url)) return 'n8n';
@@ -39,16 +41,28 @@ export function categoryOf(url: string, functionName: string, ours: string): Cat
 	return 'other';
 }
 
-export function summarise(file: string, ours = '/dist/nodes/', top = 25): string {
+export interface Window {
+	fromUs: number;
+	toUs: number;
+	deliveries?: number;
+}
+
+export function summarise(file: string, top = 25, window?: Window): string {
 	const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 	const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 	const parent = new Map<number, number>();
 	for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 	const selfUs = new Map<number, number>();
-	profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+	let at = profile.startTime;
+	profile.samples.forEach((id, i) => {
+		at += profile.timeDeltas[i] ?? 0;
+		if (window && (at < window.fromUs || at > window.toUs)) return;
+		selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+	});
 	const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
-	const key = (n: ProfileNode) => `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^file:\/\//, '').replace(/.*node_modules\//, '')}:${n.callFrame.lineNumber + 1}`;
-	const cat = (n: ProfileNode) => categoryOf(n.callFrame.url, n.callFrame.functionName, ours);
+	const key = (n: ProfileNode) =>
+		`${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^file:\/\//, '').replace(/.*node_modules\//, '').replace(/.*\/dist\//, 'dist/')}:${n.callFrame.lineNumber + 1}`;
+	const cat = (n: ProfileNode) => categoryOf(n.callFrame.url, n.callFrame.functionName);
 
 	const byCategory = new Map<string, number>();
 	const bySelf = new Map<string, { us: number; cat: Category }>();
@@ -75,7 +89,10 @@ export function summarise(file: string, ours = '/dist/nodes/', top = 25): string
 	const ms = (us: number) => (us / 1000).toFixed(0);
 	const pct = (us: number, of: number) => `${((100 * us) / of).toFixed(1)}%`;
 	const lines: string[] = [];
-	lines.push(`Profile ${file.replace(/.*\//, '')}: ${ms(total)} ms sampled, ${ms(busy)} ms not idle.`);
+	const perDelivery = window?.deliveries ? ` ${(busy / 1000 / window.deliveries).toFixed(1)} ms not idle per delivery accepted (${window.deliveries}).` : '';
+	lines.push(
+		`Profile ${file.replace(/.*\//, '')}${window ? ', measured phase only' : ''}: ${ms(total)} ms sampled, ${ms(busy)} ms not idle.${perDelivery}`,
+	);
 	lines.push('');
 	lines.push('| where (self time) | ms | of not idle |');
 	lines.push('|---|---:|---:|');
@@ -95,13 +112,14 @@ export function summarise(file: string, ours = '/dist/nodes/', top = 25): string
 	lines.push('');
 	lines.push('| function | inclusive ms | of not idle |');
 	lines.push('|---|---:|---:|');
-	for (const [k, us] of [...oursInclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`| \`${k.replace(/.*\/dist\//, 'dist/')}\` | ${ms(us)} | ${pct(us, busy)} |`);
+	for (const [k, us] of [...oursInclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`| \`${k}\` | ${ms(us)} | ${pct(us, busy)} |`);
 	return lines.join('\n');
 }
 
 if (require.main === module) {
 	const file = process.argv[2];
-	if (!file) throw new Error('usage: cpuProfile.ts <file.cpuprofile> [--ours <path part>] [--top 25]');
-	const opt = (name: string, fallback: string) => (process.argv.indexOf(`--${name}`) > 0 ? process.argv[process.argv.indexOf(`--${name}`) + 1] : fallback);
-	console.log(summarise(file, opt('ours', '/dist/nodes/'), Number(opt('top', '25'))));
+	if (!file) throw new Error('usage: cpuProfile.ts <file.cpuprofile> [--window measured-window.json] [--top 25]');
+	const opt = (name: string) => (process.argv.indexOf(`--${name}`) > 0 ? process.argv[process.argv.indexOf(`--${name}`) + 1] : undefined);
+	const windowFile = opt('window');
+	console.log(summarise(file, Number(opt('top') ?? 25), windowFile ? (JSON.parse(readFileSync(windowFile, 'utf8')) as Window) : undefined));
 }

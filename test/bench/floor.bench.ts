@@ -33,10 +33,11 @@
  *
  * BENCH_PACKAGE_ROOT=<checkout>: n8n loads that checkout's dist/ (a commit built on its own) instead
  * of this work tree's. --cpu-prof DIR: n8n runs with `--cpu-prof` and writes its CPU profiles under
- * DIR/<setting>/ (summarise them with cpuProfile.ts).
+ * DIR/<setting>/, with measured-window.json: the throughput levels' start and end on the clock V8
+ * stamps samples with, and the deliveries accepted then (summarise with cpuProfile.ts --window).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
@@ -183,6 +184,8 @@ async function measureSetting(
 		}
 
 		const rows: SettingResult['rows'] = [];
+		// the measured phase on the monotonic clock V8 stamps profile samples with (cpuProfile.ts --window)
+		const measuredFromUs = Number(process.hrtime.bigint() / 1000n);
 		let sliceNo = 0;
 		for (const level of opts.levels) {
 			const tallies = Object.fromEntries(opts.targets.map((v) => [v, newTally()])) as Record<Target, Tally>;
@@ -200,6 +203,10 @@ async function measureSetting(
 			);
 		}
 		const runMs = Date.now() - started;
+		if (opts.cpuProf) {
+			const window = { fromUs: measuredFromUs, toUs: Number(process.hrtime.bigint() / 1000n), deliveries: rows.reduce((n, row) => n + Object.values(row.tallies).reduce((m, t) => m + (t?.ok ?? 0), 0), 0) };
+			writeFileSync(join(resolve(opts.cpuProf, name), 'measured-window.json'), JSON.stringify(window));
+		}
 		const loadAfter = loadAverage();
 
 		// isolates per delivery, one target at a time with nothing else running
