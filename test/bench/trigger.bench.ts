@@ -308,7 +308,7 @@ async function main() {
 		lines.push('');
 		lines.push(
 			'The measured trigger stores its accepted ids through signed sync requests to its own URL (settle.ts: batched, the first at most ' +
-				'250 ms after an acceptance, a confirming one about 10 s later). They are n8n work per accepted delivery that no row counts as a ' +
+				'firstMs after an acceptance (250 ms, 1 s since issue 20), a confirming one about 10 s later). They are n8n work per accepted delivery that no row counts as a ' +
 				'delivery, and the later ones can fall into the next slice, which may be another workflow\'s: that spreads part of T1\'s and T2\'s ' +
 				'cost onto the other rows of the same concurrency.',
 		);
