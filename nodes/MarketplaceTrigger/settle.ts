@@ -32,13 +32,15 @@ export const SYNC_EVENT_TYPE = 'n8n.marketplace-trigger.sync';
 
 /** When the syncs are sent; tests inject the sleep. */
 export const SETTLE_SCHEDULE = {
+	/** how long new ids wait to be stored, so one sync carries the ids of a burst */
+	firstMs: 250,
 	/**
-	 * how long new ids wait to be stored, so one sync carries the ids of a burst or of a second of steady
-	 * traffic: while deliveries keep coming, this bounds the syncs to about one per firstMs, each a webhook
-	 * request as costly as a delivery's (250 ms made 0.25-0.35 syncs per delivery at 8-13 deliveries/s
-	 * under n8n's defaults, 0.75x the floor trigger; 1 s measured 0.95-0.99x, test/bench/results)
+	 * syncs that store new ids come at most this often, so steady traffic shares one per second: each is
+	 * a webhook request as costly as a delivery's (one per 250 ms made 0.25-0.35 syncs per delivery at
+	 * 8-13 deliveries/s under n8n's defaults, 0.75x the floor trigger; one per 1 s measured 0.95-0.99x,
+	 * test/bench/results), while an event after a quiet second is still stored within firstMs
 	 */
-	firstMs: 1_000,
+	storeGapMs: 1_000,
 	/** a sync this long after an id's acceptance settles it: longer than any request of the trigger */
 	confirmAfterMs: 10_000,
 	/** settling syncs (when no new id waits) at most this often: one settles every id due by then */
@@ -154,10 +156,15 @@ export function noteAccepted(ctx: IWebhookFunctions, scope: string, url: string,
  * The wait before the next sync: `firstMs` while an id is not stored yet; else until the first id
  * can be settled, and at least `confirmBatchMs` after the last sync.
  */
+/** The wait before a sync that stores new ids: `firstMs`, and at least `storeGapMs` after the last sync. */
+function storeWait(entry: Pending): number {
+	return Math.max(SETTLE_SCHEDULE.firstMs, entry.lastSyncAt + SETTLE_SCHEDULE.storeGapMs - Date.now());
+}
+
 function nextWait(entry: Pending): number {
 	let due = Infinity;
 	for (const id of entry.keys.values()) {
-		if (!id.stored) return SETTLE_SCHEDULE.firstMs;
+		if (!id.stored) return storeWait(entry);
 		due = Math.min(due, id.acceptedAt + SETTLE_SCHEDULE.confirmAfterMs);
 	}
 	return Math.max(0, due - Date.now(), entry.lastSyncAt + SETTLE_SCHEDULE.confirmBatchMs - Date.now());
@@ -170,7 +177,7 @@ async function settle(scope: string, entry: Pending): Promise<void> {
 			if (wait > SETTLE_SCHEDULE.firstMs) {
 				entry.wakeFromLongWait = () => {
 					entry.wakeFromLongWait = undefined;
-					void SETTLE_SCHEDULE.sleep(SETTLE_SCHEDULE.firstMs).then(resolve);
+					void SETTLE_SCHEDULE.sleep(storeWait(entry)).then(resolve);
 				};
 			}
 			void SETTLE_SCHEDULE.sleep(wait).then(resolve);

@@ -292,6 +292,26 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		expect(waits[3]).toBeGreaterThan(50_000);
 	});
 
+	test('syncs that store new ids come at most every storeGapMs; after a quiet gap a new id waits only firstMs', async () => {
+		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, storeGapMs: 1_000, confirmAfterMs: 60_000 });
+		const { t } = await activeTrigger();
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		expect((await deliverSigned(t, [secret], orderEvent('evt_gap_1'))).status).toBe(200);
+		// no sync for a while: firstMs
+		await eventually(() => waits.length === 1);
+		expect(waits[0]).toBe(250);
+		await tick();
+		await eventually(() => storedIn(t).has(dedupKey('evt_gap_1'), Date.now()));
+		await eventually(() => waits.length === 2);
+		// right after that sync, a new id waits for the rest of storeGapMs
+		expect((await deliverSigned(t, [secret], orderEvent('evt_gap_2'))).status).toBe(200);
+		await eventually(() => waits.length === 3);
+		expect(waits[2]).toBeGreaterThan(700);
+		expect(waits[2]).toBeLessThanOrEqual(1_000);
+		await tick();
+		await eventually(() => storedIn(t).has(dedupKey('evt_gap_2'), Date.now()));
+	});
+
 	test('settling syncs come at most every confirmBatchMs, each settling every id due by then', async () => {
 		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, confirmAfterMs: 1, confirmBatchMs: 2_000 });
 		const { t } = await activeTrigger();

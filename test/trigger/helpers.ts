@@ -18,6 +18,7 @@ export type { TriggerHarness };
 // process's save can drop it). Tests of the schedule itself install their own sleep.
 export const HARNESS_SETTLE = {
 	firstMs: 0,
+	storeGapMs: 0,
 	confirmAfterMs: 0,
 	confirmBatchMs: 0,
 	sleep: async () => await new Promise<void>((resolve) => setImmediate(resolve)),
