@@ -175,7 +175,11 @@ async function measureSetting(
 		};
 		const makeEvents = (count: number) => Array.from({ length: count }, (_, i) => orderCreatedEvent(undefined, 1001 + (i % 96)));
 		// each target gets its own events (T's ids are checked after the restart; W and F keep nothing)
-		const eventsFor = (count: number) => Object.fromEntries(opts.targets.map((v) => [v, makeEvents(count)])) as Record<Target, Array<{ id: string }>>;
+		const eventsFor = (count: number) => {
+			const events = {} as Record<Target, Array<{ id: string }>>;
+			for (const v of opts.targets) events[v] = makeEvents(count);
+			return events;
+		};
 
 		// warm-up, not counted: JIT, SQLite pages, connections, the isolate pool
 		{
