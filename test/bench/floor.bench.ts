@@ -78,6 +78,7 @@ import {
 	type BootReport,
 	type Delivery,
 	type Tally,
+	SETTINGS,
 } from './n8nBench';
 import type { Json } from '../json';
 
@@ -87,10 +88,6 @@ const ISOLATES = 'n8n_expression_pool_acquired_total';
 /** settle.ts's confirmAfterMs plus a margin: by then the trigger's last sync for a delivery has run. */
 const SETTLE_TAIL_MS = 12_000;
 
-const SETTINGS: Record<string, { label: string; env: Record<string, string> }> = {
-	default: { label: 'default', env: {} },
-	lazy: { label: 'lazy acquire', env: { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' } },
-};
 
 /** Goal: T at least this fraction of F's end-to-end rate at these levels, in every setting. */
 const GOAL = { ratio: 0.9, levels: [1, 4] };

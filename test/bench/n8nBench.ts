@@ -45,6 +45,12 @@ export function benchPackageRoot(): string {
 	return process.env.BENCH_PACKAGE_ROOT ? resolve(process.env.BENCH_PACKAGE_ROOT) : repoRoot;
 }
 
+/** The n8n settings the throughput benches measure, each in its own n8n: defaults, and lazy isolate acquisition. */
+export const SETTINGS: Record<string, { label: string; env: Record<string, string> }> = {
+	default: { label: 'default', env: {} },
+	lazy: { label: 'lazy acquire', env: { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' } },
+};
+
 export async function bootBench(opts: Partial<StartN8nOptions> = {}): Promise<Bench> {
 	const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true });
 	const n8n = await startN8n({ packageRoot: benchPackageRoot(), ...opts, env: { ...BENCH_ENV, ...(opts.env ?? {}) } });

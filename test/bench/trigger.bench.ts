@@ -74,16 +74,12 @@ import {
 	type BootReport,
 	type Delivery,
 	type Tally,
+	SETTINGS,
 } from './n8nBench';
 
 const COMMAND = '.ci/with-node24 node -r ts-node/register/transpile-only test/bench/trigger.bench.ts';
 const RESULTS = join(__dirname, 'results', 'trigger.md');
 
-/** The n8n settings a run can measure, each in its own n8n. */
-const SETTINGS: Record<string, { label: string; env: Record<string, string> }> = {
-	default: { label: 'default', env: {} },
-	lazy: { label: 'lazy acquire', env: { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' } },
-};
 
 /** Target: trigger v2 under lazy acquire at least this fraction of W's end-to-end rate at these levels. */
 const TARGET = { ratio: 0.9, setting: 'lazy', variant: 't2' as const, levels: [1, 4] };
