@@ -394,7 +394,10 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	try {
 		// 4. current state
 		let state: Awaited<ReturnType<typeof readCurrentState>> = {};
+		/** a read ran: other requests of this process may have accepted ids meanwhile */
+		let awaited = false;
 		if (options.fetchCurrentState === true) {
+			awaited = true;
 			state = await readCurrentState(this, event);
 			if (state.retryLater) {
 				this.logger.warn(`Marketplace Trigger could not read the current state of ${event.id}; asking the service to retry`, state.retryLater);
@@ -407,8 +410,10 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		let caughtUp: IDataObject[] = [];
 		const noticeExtra: IDataObject = {};
 		if (catchUp && record && notice && !shownNotices.has(`${scope}|${notice.reEnabledAt}`)) {
+			const known = awaited ? reconcile(data, url, scope, Date.now()) : seen;
+			awaited = true;
 			try {
-				const result = await catchUpOrders(this, record, notice, reconcile(data, url, scope, Date.now()), FETCH_TRANSPORT, options.fetchCurrentState === true);
+				const result = await catchUpOrders(this, record, notice, known, FETCH_TRANSPORT, options.fetchCurrentState === true);
 				if (result.ran) caughtUp = result.events;
 				else noticeExtra.catchUp = result.reason;
 			} catch (error) {
@@ -422,8 +427,8 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			if (noticeExtra.catchUp === undefined) noticeExtra.caughtUpOrders = caughtUp.length;
 		}
 
-		// 5. record and emit (the reads may have taken seconds: reconcile again with what came meanwhile)
-		const store = reconcile(data, url, scope, Date.now());
+		// 5. record and emit (after a read, which may take seconds, reconcile again with what came meanwhile)
+		const store = awaited ? reconcile(data, url, scope, Date.now()) : seen;
 		if (catchUp) {
 			const orderId = event.type === ORDER_CREATED ? event.data.orderId : undefined;
 			if (orderId !== undefined) store.remember(orderKey(orderId), Date.now() + retentionFor(Date.now() - Date.parse(event.createdAt)));
