@@ -30,15 +30,15 @@ import { DedupStore, splitKeys } from './dedup';
 /** The type of a sync message; the service's event types never start with "n8n.". */
 export const SYNC_EVENT_TYPE = 'n8n.marketplace-trigger.sync';
 
-/** When the syncs are sent; tests inject the sleep. */
+/** When the syncs are sent; tests inject the sleep and the clock. */
 export const SETTLE_SCHEDULE = {
-	/** how long new ids wait to be stored, so one sync carries the ids of a burst */
+	/** how long a new id waits to be stored; ids that keep arriving meanwhile extend it by as much again */
 	firstMs: 250,
 	/**
-	 * syncs that store new ids come at most this often, so steady traffic shares one per second: each is
-	 * a webhook request as costly as a delivery's (one per 250 ms made 0.25-0.35 syncs per delivery at
+	 * ...but no new id waits longer than this, so steady traffic shares one storing sync per second: each
+	 * is a webhook request as costly as a delivery's (one per 250 ms made 0.25-0.35 syncs per delivery at
 	 * 8-13 deliveries/s under n8n's defaults, 0.75x the floor trigger; one per 1 s measured 0.95-0.99x,
-	 * test/bench/results), while an event after a quiet second is still stored within firstMs
+	 * test/bench/results), while an event after a quiet moment is still stored within firstMs
 	 */
 	storeGapMs: 1_000,
 	/** a sync this long after an id's acceptance settles it: longer than any request of the trigger */
@@ -48,6 +48,7 @@ export const SETTLE_SCHEDULE = {
 	/** syncs that may fail, or find an id missing, before it is given up on */
 	maxSyncsPerId: 8,
 	sleep: async (ms: number): Promise<void> => await sleep(ms),
+	now: (): number => Date.now(),
 };
 
 interface PendingId {
@@ -104,6 +105,8 @@ interface Pending {
 	wakeFromLongWait?: () => void;
 	/** when the last sync was sent */
 	lastSyncAt: number;
+	/** ids accepted since the loop began its current wait: a burst still coming */
+	arrivals: number;
 }
 
 const pending = new Map<string, Pending>();
@@ -141,10 +144,11 @@ export function pendingCount(scope?: string): number {
 /** Notes an id accepted at `url` (served by the listener `target`) and makes sure a sync loop runs for it. */
 export function noteAccepted(ctx: IWebhookFunctions, scope: string, url: string, target: SyncTarget, secret: string, key: string, untilMs: number): void {
 	let entry = pending.get(scope);
-	if (!entry) pending.set(scope, (entry = { keys: new Map(), ctx, url, target, secret, running: false, givenUp: 0, lastSyncAt: -Infinity }));
+	if (!entry) pending.set(scope, (entry = { keys: new Map(), ctx, url, target, secret, running: false, givenUp: 0, lastSyncAt: -Infinity, arrivals: 0 }));
 	// the newest request's context, listener and secret (a rotation may have happened meanwhile)
 	Object.assign(entry, { ctx, url, target, secret });
-	entry.keys.set(key, { untilMs, acceptedAt: Date.now(), stored: false, syncs: 0 });
+	entry.keys.set(key, { untilMs, acceptedAt: SETTLE_SCHEDULE.now(), stored: false, syncs: 0 });
+	entry.arrivals++;
 	// a new id must not wait for the older ones' settling check: sync within firstMs
 	entry.wakeFromLongWait?.();
 	if (entry.running) return;
@@ -156,36 +160,44 @@ export function noteAccepted(ctx: IWebhookFunctions, scope: string, url: string,
  * The wait before the next sync: `firstMs` while an id is not stored yet; else until the first id
  * can be settled, and at least `confirmBatchMs` after the last sync.
  */
-/** The wait before a sync that stores new ids: `firstMs`, and at least `storeGapMs` after the last sync. */
-function storeWait(entry: Pending): number {
-	return Math.max(SETTLE_SCHEDULE.firstMs, entry.lastSyncAt + SETTLE_SCHEDULE.storeGapMs - Date.now());
-}
-
 function nextWait(entry: Pending): number {
 	let due = Infinity;
 	for (const id of entry.keys.values()) {
-		if (!id.stored) return storeWait(entry);
+		if (!id.stored) return SETTLE_SCHEDULE.firstMs;
 		due = Math.min(due, id.acceptedAt + SETTLE_SCHEDULE.confirmAfterMs);
 	}
-	return Math.max(0, due - Date.now(), entry.lastSyncAt + SETTLE_SCHEDULE.confirmBatchMs - Date.now());
+	return Math.max(0, due - SETTLE_SCHEDULE.now(), entry.lastSyncAt + SETTLE_SCHEDULE.confirmBatchMs - SETTLE_SCHEDULE.now());
+}
+
+function oldestNotStored(entry: Pending): number {
+	let oldest = Infinity;
+	for (const id of entry.keys.values()) if (!id.stored) oldest = Math.min(oldest, id.acceptedAt);
+	return oldest;
 }
 
 async function settle(scope: string, entry: Pending): Promise<void> {
 	while (entry.keys.size > 0) {
 		const wait = nextWait(entry);
+		entry.arrivals = 0;
 		await new Promise<void>((resolve) => {
 			if (wait > SETTLE_SCHEDULE.firstMs) {
 				entry.wakeFromLongWait = () => {
 					entry.wakeFromLongWait = undefined;
-					void SETTLE_SCHEDULE.sleep(storeWait(entry)).then(resolve);
+					entry.arrivals = 0;
+					void SETTLE_SCHEDULE.sleep(SETTLE_SCHEDULE.firstMs).then(resolve);
 				};
 			}
 			void SETTLE_SCHEDULE.sleep(wait).then(resolve);
 		});
 		entry.wakeFromLongWait = undefined;
+		// a burst still coming waits firstMs more, until storeGapMs after its oldest id that is not stored
+		for (let limit = oldestNotStored(entry) + SETTLE_SCHEDULE.storeGapMs; entry.arrivals > 0 && SETTLE_SCHEDULE.now() < limit; ) {
+			entry.arrivals = 0;
+			await SETTLE_SCHEDULE.sleep(Math.min(SETTLE_SCHEDULE.firstMs, limit - SETTLE_SCHEDULE.now()));
+		}
 		if (pending.get(scope) !== entry) return;
 		const carried = [...entry.keys];
-		const sentAt = Date.now();
+		const sentAt = SETTLE_SCHEDULE.now();
 		entry.lastSyncAt = sentAt;
 		const missing = await sendSync(entry, carried);
 		const givenUp: string[] = [];

@@ -292,24 +292,40 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		expect(waits[3]).toBeGreaterThan(50_000);
 	});
 
-	test('syncs that store new ids come at most every storeGapMs; after a quiet gap a new id waits only firstMs', async () => {
-		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, storeGapMs: 1_000, confirmAfterMs: 60_000 });
+	test('a burst still arriving extends the store wait by firstMs, up to storeGapMs after its first id; one sync stores it', async () => {
+		let now = Date.now();
+		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, storeGapMs: 1_000, confirmAfterMs: 60_000, now: () => now });
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		expect((await deliverSigned(t, [secret], orderEvent('evt_gap_1'))).status).toBe(200);
-		// no sync for a while: firstMs
+		const before = t.requests.length;
+		const syncs = () => t.requests.slice(before).filter((r) => String(r.headers['webhook-id']).startsWith('sync_')).length;
+		expect((await deliverSigned(t, [secret], orderEvent('evt_burst_a'))).status).toBe(200);
 		await eventually(() => waits.length === 1);
 		expect(waits[0]).toBe(250);
+		// more of the burst during each wait: the wait goes on, by firstMs at a time
+		for (const [i, id] of ['evt_burst_b', 'evt_burst_c', 'evt_burst_d'].entries()) {
+			expect((await deliverSigned(t, [secret], orderEvent(id))).status).toBe(200);
+			now += 250;
+			await tick();
+			await eventually(() => waits.length === i + 2);
+		}
+		expect(waits).toEqual([250, 250, 250, 250]);
+		expect(syncs()).toBe(0);
+		expect((await deliverSigned(t, [secret], orderEvent('evt_burst_e'))).status).toBe(200);
+		now += 250;
 		await tick();
-		await eventually(() => storedIn(t).has(dedupKey('evt_gap_1'), Date.now()));
-		await eventually(() => waits.length === 2);
-		// right after that sync, a new id waits for the rest of storeGapMs
-		expect((await deliverSigned(t, [secret], orderEvent('evt_gap_2'))).status).toBe(200);
-		await eventually(() => waits.length === 3);
-		expect(waits[2]).toBeGreaterThan(700);
-		expect(waits[2]).toBeLessThanOrEqual(1_000);
+		// 1 s after the first id: no more waiting, though evt_burst_e came during the wait; one sync for all
+		await eventually(() => ['a', 'b', 'c', 'd', 'e'].every((x) => storedIn(t).has(dedupKey(`evt_burst_${x}`), Date.now())));
+		expect(syncs()).toBe(1);
+		// then the wait to settle them; an id after that waits firstMs only
+		await eventually(() => waits.length === 5);
+		expect(waits[4]).toBeGreaterThan(50_000);
+		expect((await deliverSigned(t, [secret], orderEvent('evt_alone'))).status).toBe(200);
+		await eventually(() => waits.length === 6);
+		expect(waits[5]).toBe(250);
 		await tick();
-		await eventually(() => storedIn(t).has(dedupKey('evt_gap_2'), Date.now()));
+		await eventually(() => storedIn(t).has(dedupKey('evt_alone'), Date.now()));
+		expect(syncs()).toBe(2);
 	});
 
 	test('settling syncs come at most every confirmBatchMs, each settling every id due by then', async () => {

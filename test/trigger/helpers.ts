@@ -22,6 +22,7 @@ export const HARNESS_SETTLE = {
 	confirmAfterMs: 0,
 	confirmBatchMs: 0,
 	sleep: async () => await new Promise<void>((resolve) => setImmediate(resolve)),
+	now: () => Date.now(),
 };
 Object.assign(SETTLE_SCHEDULE, HARNESS_SETTLE);
 
