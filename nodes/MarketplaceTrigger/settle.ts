@@ -4,7 +4,7 @@
  *
  * n8n answers an accepted delivery itself, once it has registered the execution (so the service is
  * paced by what n8n can run), but then saves nothing the node changed (see receive.ts). So a
- * signed sync message carries the ids accepted meanwhile, at most `firstMs` later, to the listener
+ * signed sync message carries the ids accepted meanwhile, `firstMs` to `storeGapMs` later, to the listener
  * of this same n8n process (the socket address the delivery arrived on, never the public webhook
  * URL: behind a reverse proxy or NAT, n8n often cannot reach its own public address). The trigger
  * receives it like a delivery, loads the stored ids, adds the missing ones, saves, and answers
@@ -15,7 +15,8 @@
  *
  * Each sync is a whole n8n webhook request (under n8n's defaults an expression isolate, a load and
  * a save of the whole static data), so syncs are batched: new ids wait `firstMs` for one sync to
- * carry them all, also when they wake a loop that was waiting to settle older ids, and settling
+ * carry them all, longer while more keep arriving (up to `storeGapMs` after the first), also when
+ * they wake a loop that was waiting to settle older ids, and settling
  * syncs come at most every `confirmBatchMs` (the first when the oldest id is due), so the ids of a
  * burst are settled by a few syncs, not one per acceptance time.
  */

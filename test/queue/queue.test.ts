@@ -225,7 +225,7 @@ offset, ${perOffset} distinct events, each posted (signed) to processor 1 and, t
 ${rows.map((r) => `| ${r.offset} ms | ${perOffset} | ${r.twice} |`).join('\n')}
 
 Each processor checks the ids stored in the workflow's static data, which n8n loads per request, and stores the ids it
-accepted through a sync message 250 ms later, under steady traffic up to 1 s later (settle.ts); n8n gives a node no atomic check-and-set across
+accepted through a sync message 250 ms after the last of a burst, at most 1 s after the first (settle.ts); n8n gives a node no atomic check-and-set across
 processes, so a copy that reaches the other processor before the id is stored runs again. Within one processor,
 concurrent copies wait for each other and run once. The load average includes whatever else ran on the machine.
 `,
