@@ -12,6 +12,7 @@ import { readRequestOptions, requestOptionsProperty } from '../shared/requestOpt
 import { ORDER_STATUSES } from '../shared/routes';
 import { namesSubtitle, optionNames } from '../shared/subtitle';
 import { readAll } from '../shared/transport/pagination';
+import { isoSeconds } from '../shared/transport/queryEncoding';
 import type { TransportSettings } from '../shared/transport/request';
 import { InputError, toEnumList, toIdList, toLimit, toUtcDateTime } from '../shared/validation';
 import {
@@ -62,8 +63,6 @@ function readTransportSettings(ctx: IPollFunctions): TransportSettings {
 
 const toItems = (changes: DetectedChange[]): INodeExecutionData[] =>
 	changes.map(({ order, change }) => ({ json: { ...order, change } as IDataObject }));
-
-const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**
  * Polls in flight, by workflow and node. n8n 2.41.1 starts a poll at every interval even while the

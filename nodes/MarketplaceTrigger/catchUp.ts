@@ -19,6 +19,7 @@
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { readAll } from '../shared/transport/pagination';
+import { isoSeconds } from '../shared/transport/queryEncoding';
 import { apiRequest, type TransportSettings } from '../shared/transport/request';
 import type { DedupStore } from './dedup';
 import { dedupKey } from './events';
@@ -34,8 +35,6 @@ export function orderKey(orderId: unknown): string {
 export type CatchUpResult =
 	| { ran: true; events: IDataObject[] }
 	| { ran: false; reason: 'claimed-by-another-process' | 'window-unknown' };
-
-const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** The item of a caught-up order: the fields of an order.created event item, and `caughtUp`. */
 function caughtUpEvent(order: IDataObject, withCurrent: boolean): IDataObject {
@@ -67,7 +66,7 @@ export async function catchUpOrders(
 
 	const orders = await readAll.call(ctx, {
 		route: 'listOrders',
-		query: { startDate: isoSeconds(Math.floor(from / 1000) * 1000) },
+		query: { startDate: isoSeconds(from) },
 		returnAll: true,
 		settings,
 	});

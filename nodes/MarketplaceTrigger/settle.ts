@@ -150,7 +150,7 @@ export function noteAccepted(ctx: IWebhookFunctions, scope: string, url: string,
 	Object.assign(entry, { ctx, url, target, secret });
 	entry.keys.set(key, { untilMs, acceptedAt: SETTLE_SCHEDULE.now(), stored: false, syncs: 0 });
 	entry.arrivals++;
-	// a new id must not wait for the older ones' settling check: sync within firstMs
+	// a new id must not wait for the older ones' settling check: sync within firstMs (longer while a burst keeps coming)
 	entry.wakeFromLongWait?.();
 	if (entry.running) return;
 	entry.running = true;

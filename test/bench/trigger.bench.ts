@@ -80,7 +80,6 @@ import {
 const COMMAND = '.ci/with-node24 node -r ts-node/register/transpile-only test/bench/trigger.bench.ts';
 const RESULTS = join(__dirname, 'results', 'trigger.md');
 
-
 /** Target: trigger v2 under lazy acquire at least this fraction of W's end-to-end rate at these levels. */
 const TARGET = { ratio: 0.9, setting: 'lazy', variant: 't2' as const, levels: [1, 4] };
 

@@ -42,3 +42,8 @@ export function encodeQuery(values: QueryValues, listEncoding: ListEncoding = 'c
 	}
 	return parts.join('&');
 }
+
+/** A time as the service's date filters take it: ISO 8601 in UTC, to the second (the milliseconds dropped). */
+export function isoSeconds(ms: number): string {
+	return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
