@@ -50,6 +50,7 @@ import {
 } from './events';
 import { catchUpOrders, ORDER_CREATED, orderKey } from './catchUp';
 import { rotateSecret } from './lifecycle';
+import { answerWithSample } from './sample';
 import { forgetPending, noteAccepted, storageProblem, SYNC_EVENT_TYPE, syncTargetOf } from './settle';
 import {
 	getRecord,
@@ -366,6 +367,8 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const options = this.getNodeParameter('options', {}) as ReceiveOptions;
 	const subscribed = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
 	if (event.type === TEST_EVENT_TYPE) {
+		const sample = await answerWithSample(this, event, subscribed, options);
+		if (sample) return sample;
 		if (options.emitTestEvents !== true) return acknowledge(this, 'test-event', { hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries' });
 	} else if (!isSubscribable(event.type) || !subscribed.includes(event.type)) {
 		return acknowledge(this, 'event-type-not-subscribed', { type: event.type });
