@@ -21,9 +21,7 @@ export class Marketplace implements INodeType {
 			dark: 'file:../shared/icons/marketplace.dark.svg',
 		},
 		group: ['transform'],
-		// 2: brand and webhook endpoint pickers; version 1 keeps the plain ID fields of saved workflows
-		version: [1, 2],
-		defaultVersion: 2,
+		version: 1,
 		subtitle: operationSubtitle(nodeProperties, ['fulfillment.markPacked']),
 		description:
 			'Manage marketplace sales: sale channels, products, orders, returns, purchase orders, brand health, inventory forecasts, fulfillment and webhook endpoints',

@@ -1,7 +1,7 @@
 /**
  * The brand and webhook endpoint pickers and the brand health categories, called as the n8n editor
  * calls them (LoadOptionsContext, see test/engine/editor.ts) against the sandbox over HTTP; and the
- * parameters they fill, in both node versions, through n8n's real engine.
+ * parameters they fill, through n8n's real engine.
  */
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
@@ -15,7 +15,7 @@ const rl = (value: string, mode = 'list') => ({ __rl: true, mode, value });
 function panel(parameters: INodeParameters, apiKey = fixture.apiKey): EditorCallOptions {
 	return {
 		node,
-		typeVersion: 2,
+		typeVersion: node.description.version as number,
 		credentialTypes: [credentialType],
 		credentials: { marketplaceApi: { baseUrl: fixture.sandbox.baseUrl, apiKey } },
 		parameters,
@@ -106,13 +106,13 @@ describe('Brand Health categories', () => {
 });
 
 describe('the parameters the pickers fill, in n8n\'s engine', () => {
-	test('version 2: a picked brand and picked categories send brandId and repeated categories keys', async () => {
+	test('a picked brand and picked categories send brandId and repeated categories keys', async () => {
 		const r = await fixture.run({ resource: 'brandHealth', operation: 'get', brandId: rl('2'), filters: { categories: ['Home, Garden'] } });
 		expect(r.error).toBeUndefined();
 		expect(r.sent.map((s) => `${s.path}?${s.rawQuery}`)).toEqual(['/v1/brand-health?brandId=2&categories=Home%2C%20Garden']);
 	});
 
-	test('version 2: By ID and an expression work like the list', async () => {
+	test('By ID and an expression work like the list', async () => {
 		const byId = await fixture.run({ resource: 'brandHealth', operation: 'get', brandId: rl(' 3 ', 'id') });
 		expect(byId.sent.map((s) => s.rawQuery)).toEqual(['brandId=3']);
 		const expression = await fixture.run(
@@ -131,15 +131,9 @@ describe('the parameters the pickers fill, in n8n\'s engine', () => {
 		expect(await fixture.control.requests(before)).toEqual([]);
 	});
 
-	test('version 1 (saved before the pickers): plain IDs and free-text categories still run, errors name the old fields', async () => {
-		const v1 = await fixture.run(
-			{ resource: 'brandHealth', operation: 'get', brandId: '2', filters: { categories: ['Home, Garden'] } },
-			{ typeVersion: 1 },
-		);
-		expect(v1.error).toBeUndefined();
-		expect(v1.sent.map((s) => s.rawQuery)).toEqual(['brandId=2&categories=Home%2C%20Garden']);
-		const bad = await fixture.run({ resource: 'webhookEndpoint', operation: 'get', endpointId: 'first' }, { typeVersion: 1 });
-		expect(bad.error?.message).toMatch(/^Invalid parameter "Webhook Endpoint ID"/);
+	test('the endpoint picker: an expression that is no ID fails the item, naming the field as the panel shows it', async () => {
+		const bad = await fixture.run({ resource: 'webhookEndpoint', operation: 'get', endpointId: rl('={{ "first" }}', 'id') });
+		expect(bad.error?.message).toBe('Invalid parameter "Webhook Endpoint": must be a whole number of 1 or more, got "first"');
 		expect(bad.sent).toEqual([]);
 	});
 });

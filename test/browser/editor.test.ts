@@ -30,13 +30,13 @@ const typeOf = (nodeName: string) => `${PKG}.${nodeName}`;
 const TYPES = { action: typeOf('marketplace'), trigger: typeOf('marketplaceTrigger'), polling: typeOf('marketplacePollingTrigger') };
 const { id: credentialId, name: credentialName } = DEMO_CREDENTIAL;
 const CRED_REF = { marketplaceApi: { id: credentialId, name: credentialName } };
-/** The suite's own workflow: the polling trigger feeding a Marketplace node as the node creator adds it (version 2). */
+/** The suite's own workflow: the polling trigger feeding a Marketplace node as the node creator adds it. */
 const OPERATIONS_WORKFLOW = {
 	id: 'brwOperations001',
 	name: 'browser: every operation',
 	nodes: [
 		{ id: 'brw-poll', name: 'Orders Polled', type: TYPES.polling, typeVersion: 1, position: [0, 0], parameters: {}, credentials: CRED_REF },
-		{ id: 'brw-action', name: 'Marketplace', type: TYPES.action, typeVersion: 2, position: [260, 0], parameters: {}, credentials: CRED_REF },
+		{ id: 'brw-action', name: 'Marketplace', type: TYPES.action, typeVersion: 1, position: [260, 0], parameters: {}, credentials: CRED_REF },
 	],
 	connections: { 'Orders Polled': { main: [[{ node: 'Marketplace', type: 'main', index: 0 }]] } },
 	settings: { executionOrder: 'v1' },
@@ -54,7 +54,7 @@ const PREVIEW_WORKFLOW = {
 			id: 'brw-prev-orders',
 			name: 'Get Created Orders',
 			type: TYPES.action,
-			typeVersion: 2,
+			typeVersion: 1,
 			position: [260, 0],
 			parameters: { resource: 'order', operation: 'getAll', filters: { statuses: ['Created'] } },
 			credentials: CRED_REF,
@@ -63,7 +63,7 @@ const PREVIEW_WORKFLOW = {
 			id: 'brw-prev-pack',
 			name: 'Mark Orders Packed',
 			type: TYPES.action,
-			typeVersion: 2,
+			typeVersion: 1,
 			position: [520, 0],
 			parameters: { resource: 'fulfillment', operation: 'markPacked', orderIds: '={{ $json.id }}' },
 			credentials: CRED_REF,
@@ -92,7 +92,7 @@ const PREVIEW_WORKFLOW = {
 };
 /** The fields the order schema lists, as committed (what n8n serves). */
 const ORDER_FIELDS = Object.keys(
-	(JSON.parse(readFileSync(join(repoRoot, 'nodes', 'Marketplace', '__schema__', 'v2.0.0', 'order', 'getAll.json'), 'utf8')) as { properties: object }).properties,
+	(JSON.parse(readFileSync(join(repoRoot, 'nodes', 'Marketplace', '__schema__', 'v1.0.0', 'order', 'getAll.json'), 'utf8')) as { properties: object }).properties,
 );
 const ORDER_ARRIVES = { file: 'order-arrives.json', trigger: 'Order Created', webhookId: '3d7c1a52-8e4b-4f0a-9c61-5a2e7b9d0a11' };
 const BAD_KEY = 'mk_unknown_browser_key_0001';
@@ -227,7 +227,7 @@ beforeAll(async () => {
 		await n8n.createWorkflow(PREVIEW_WORKFLOW);
 		const types = await n8n.rest<any[]>('POST', '/node-types', {
 			nodeInfos: [
-				{ name: TYPES.action, version: 2 },
+				{ name: TYPES.action, version: 1 },
 				{ name: TYPES.trigger, version: 1 },
 				{ name: TYPES.polling, version: 1 },
 			],
@@ -296,10 +296,10 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		await timings.time('19 operations switched and checked', async () => {
 			for (const r of resource.options!) {
 				expect(await choose(ndv, 'resource', r.name)).toEqual(resource.options!.map((o) => o.name));
-				const operation = visibleProperties(properties, { resource: r.value }, 2).find((p) => p.name === 'operation')!;
+				const operation = visibleProperties(properties, { resource: r.value }, 1).find((p) => p.name === 'operation')!;
 				for (const op of operation.options!) {
 					expect(await choose(ndv, 'operation', op.name)).toEqual(operation.options!.map((o) => o.name));
-					await expectPanelRenders(ndv, visibleProperties(properties, { resource: r.value, operation: op.value }, 2));
+					await expectPanelRenders(ndv, visibleProperties(properties, { resource: r.value, operation: op.value }, 1));
 					await shot(ndv.getByTestId('node-parameters'), `marketplace-${slug(String(r.value))}-${slug(String(op.value))}`);
 					panels++;
 				}
@@ -344,7 +344,7 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 			await closeNode();
 		}
 		page.off('response', onResponse);
-		expect(schemaRequests).toContain(`200 /schemas/${TYPES.action}/2.0.0/order/getAll.json`);
+		expect(schemaRequests).toContain(`200 /schemas/${TYPES.action}/1.0.0/order/getAll.json`);
 		expect(schemaRequests.filter((r) => !r.startsWith('200 '))).toEqual([]);
 		expectNoProblems();
 	});

@@ -176,11 +176,11 @@ describe('the package in n8n 2.41.1', () => {
 	});
 });
 
-describe('pickers in the editor (Marketplace node version 2)', () => {
+describe('pickers in the editor (Marketplace node)', () => {
 	// What the editor posts when a user opens a picker or a loaded dropdown (DynamicNodeParametersController).
 	const editorCall = async <T>(endpoint: 'resource-locator-results' | 'options', body: Record<string, unknown>) =>
 		await n8n.rest<T>('POST', `/dynamic-node-parameters/${endpoint}`, {
-			nodeTypeAndVersion: { name: TYPES.action, version: 2 },
+			nodeTypeAndVersion: { name: TYPES.action, version: 1 },
 			credentials: CRED_REF,
 			...body,
 		});
@@ -220,11 +220,10 @@ describe('pickers in the editor (Marketplace node version 2)', () => {
 		expect(paths).toEqual(['GET /v1/brands', 'GET /v1/brands', 'GET /v1/webhook-endpoints', 'GET /v1/brand-health']);
 	});
 
-	test('a workflow of version 2 with a picked brand and category runs', async () => {
+	test('a workflow with a picked brand and category runs', async () => {
 		const workflow = manualWorkflow('e2ePickedBrand01', 'e2e picked brand', {
 			name: 'Brand Health',
 			type: TYPES.action,
-			typeVersion: 2,
 			parameters: {
 				resource: 'brandHealth',
 				operation: 'get',

@@ -28,7 +28,7 @@ import {
 	type JsonSchema,
 } from './outputSchemas';
 
-const VERSIONS = node.description.version as number[];
+const VERSIONS = [node.description.version].flat();
 const KEYS = Object.entries(operations).flatMap(([resource, ops]) => Object.keys(ops).map((op) => `${resource}/${op}`));
 const RECORD = process.env.RECORD_RESULTS === '1';
 
@@ -53,7 +53,7 @@ function validatorFor(version: number, key: string): ValidateFunction {
 	return validators.get(id)!;
 }
 
-/** Top-level fields seen in valid items, per operation, over both versions. */
+/** Top-level fields seen in valid items, per operation, over all versions. */
 const seen = new Map<string, Set<string>>(KEYS.map((k) => [k, new Set<string>()]));
 
 /** Runs one operation and checks every output item against the version's schema file. */
@@ -113,8 +113,8 @@ test('n8n-core finds each file the way n8n reads it: the editor\'s route by exac
 });
 
 describe.each(VERSIONS)('node version %i: every output item validates against its schema file', (version) => {
-	/** A brand or endpoint as the version's field takes it: a plain ID (1) or a picker set to By ID (2). */
-	const pick = (id: number | string) => (version >= 2 ? { __rl: true, mode: 'id', value: String(id) } : String(id));
+	/** A brand or endpoint as its picker holds it, set to By ID. */
+	const pick = (id: number | string) => ({ __rl: true, mode: 'id', value: String(id) });
 	let endpointId = 0;
 
 	test('brand: Get Many', async () => {

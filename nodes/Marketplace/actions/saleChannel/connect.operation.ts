@@ -3,7 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { toBoolean, toText } from '../../../shared/validation';
 import { param } from '../readers';
 import { writeOperation } from '../writeOperation';
-import { brandProperties, pickedId } from '../pickers';
+import { brandProperty, pickedId } from '../pickers';
 
 /** Body fields the connect operation accepts besides saleChannelName, with their labels; only those set are sent. */
 const OPTIONAL_FIELDS: Record<string, string> = {
@@ -24,7 +24,7 @@ export const connect = writeOperation({
 	operation: 'connect',
 	route: 'connectSaleChannel',
 	properties: [
-		...brandProperties('The brand to connect'),
+		brandProperty('The brand to connect'),
 		{
 			displayName: 'Sale Channel Name',
 			name: 'saleChannelName',

@@ -1,13 +1,13 @@
 import { readAll } from '../../../shared/transport/pagination';
 import { writeOperation } from '../writeOperation';
-import { endpointIdOf, endpointProperties } from './fields';
+import { endpointIdOf, endpointProperty } from './fields';
 
 /** DELETE /v1/webhook-endpoints/{id}: answers 204; the node outputs `{ id, deleted: true }`. */
 export const deleteOperation = writeOperation({
 	resource: 'webhookEndpoint',
 	operation: 'delete',
 	route: 'deleteWebhookEndpoint',
-	properties: [...endpointProperties],
+	properties: [endpointProperty],
 	parse(ctx, itemIndex) {
 		return { pathParams: endpointIdOf(ctx, itemIndex) };
 	},

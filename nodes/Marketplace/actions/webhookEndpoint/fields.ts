@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { pickedId } from '../pickers';
 
-export { endpointProperties } from '../pickers';
+export { endpointProperty } from '../pickers';
 
 export function endpointIdOf(ctx: IExecuteFunctions, itemIndex: number): { id: number } {
 	return { id: pickedId(ctx, 'endpointId', itemIndex) };

@@ -1,12 +1,12 @@
 import { listOperation } from '../listOperation';
-import { endpointIdOf, endpointProperties } from './fields';
+import { endpointIdOf, endpointProperty } from './fields';
 
 /** GET /v1/webhook-endpoints/{id}: one of your endpoints (never its secret). */
 export const get = listOperation({
 	resource: 'webhookEndpoint',
 	operation: 'get',
 	route: 'getWebhookEndpoint',
-	properties: [...endpointProperties],
+	properties: [endpointProperty],
 	parse(ctx, itemIndex) {
 		return { query: {}, pathParams: endpointIdOf(ctx, itemIndex) };
 	},

@@ -4,7 +4,7 @@ import { EVENT_TYPE_OPTIONS, SUBSCRIBABLE_EVENT_TYPES } from '../../../shared/ro
 import { InputError, toEnumList, toText, toWebhookUrl } from '../../../shared/validation';
 import { param } from '../readers';
 import { writeOperation } from '../writeOperation';
-import { endpointIdOf, endpointProperties } from './fields';
+import { endpointIdOf, endpointProperty } from './fields';
 
 /** PATCH /v1/webhook-endpoints/{id}: only the fields added under Update Fields are sent. */
 export const update = writeOperation({
@@ -12,7 +12,7 @@ export const update = writeOperation({
 	operation: 'update',
 	route: 'updateWebhookEndpoint',
 	properties: [
-		...endpointProperties,
+		endpointProperty,
 		{
 			displayName: 'Update Fields',
 			name: 'updateFields',
