@@ -29,12 +29,8 @@ export interface Route {
 	path: string;
 	/** permission the API key needs; undefined: any valid key */
 	permission?: string;
-	/** encoding of the list-valued query parameters named in `listParams` */
+	/** encoding of the route's list-valued query parameters */
 	listEncoding?: ListEncoding;
-	/** query parameters that take a list of values */
-	listParams?: readonly string[];
-	/** scalar query parameters the operation accepts (besides page/limit of paginated reads) */
-	scalarParams?: readonly string[];
 	/** present on paginated reads */
 	pagination?: Pagination;
 	/** when the response carries no pagination, the member holding the list (absent: the body itself) */
@@ -55,7 +51,6 @@ export const ROUTES = {
 		path: '/v1/products',
 		permission: 'products.read',
 		listEncoding: 'comma',
-		listParams: ['brandIds'],
 		pagination: { collection: 'products', defaultLimit: 10, maxLimit: 100 },
 	},
 	listOrders: {
@@ -63,8 +58,6 @@ export const ROUTES = {
 		path: '/v1/orders',
 		permission: 'orders.read',
 		listEncoding: 'comma',
-		listParams: ['statuses', 'brandIds'],
-		scalarParams: ['fulfillmentModel', 'startDate'],
 		collection: 'orders',
 	},
 	getOrder: {
@@ -77,7 +70,6 @@ export const ROUTES = {
 		path: '/v1/returns',
 		permission: 'returns.read',
 		listEncoding: 'comma',
-		listParams: ['brandIds', 'statuses'],
 		pagination: { collection: 'returns', defaultLimit: 10, maxLimit: 100 },
 	},
 	listPurchaseOrders: {
@@ -85,7 +77,6 @@ export const ROUTES = {
 		path: '/v1/vendor/purchase-orders',
 		permission: 'purchaseOrders.read',
 		listEncoding: 'repeat',
-		listParams: ['brandIds', 'saleChannelIds', 'statuses'],
 		pagination: { collection: 'purchaseOrders', defaultLimit: 10, maxLimit: 100 },
 	},
 	exportPurchaseOrders: {
@@ -93,7 +84,6 @@ export const ROUTES = {
 		path: '/v1/vendor/purchase-orders/export',
 		permission: 'purchaseOrders.read',
 		listEncoding: 'comma',
-		listParams: ['brandIds', 'saleChannelIds', 'statuses'],
 		collection: 'purchaseOrders',
 	},
 	markOrdersPacked: {
@@ -107,15 +97,12 @@ export const ROUTES = {
 		path: '/v1/brand-health',
 		permission: 'brand-health.read',
 		listEncoding: 'repeat',
-		listParams: ['categories'],
-		scalarParams: ['brandId'],
 	},
 	listInventoryForecasts: {
 		method: 'GET',
 		path: '/v1/inventory-forecasts',
 		permission: 'inventory.read',
 		listEncoding: 'comma',
-		listParams: ['brandIds'],
 		pagination: { collection: 'forecasts', defaultLimit: 25, maxLimit: 100 },
 	},
 	listBrands: {

@@ -62,22 +62,17 @@ export interface ApiRequest {
 }
 
 export interface ApiResponse<T = unknown> {
-	status: number;
 	body: T;
 	headers: Record<string, string>;
 	/** the X-Request-Id the service answered with */
 	requestId: string;
 	/** true when the service replayed a stored response (Idempotent-Replayed) */
 	replayed: boolean;
-	/** attempts made, 1 when the first one succeeded */
-	attempts: number;
 	/**
 	 * true when an earlier attempt failed in a way that may have left its effect (5xx, 429 or a
 	 * network error): the write may have been applied by that attempt rather than by this answer
 	 */
 	uncertain: boolean;
-	/** true when the answer is the effect found by `reconcile`, not the service's answer */
-	reconciled: boolean;
 }
 
 export interface TransportSettings {
@@ -290,14 +285,11 @@ export async function apiRequest<T = unknown>(
 		const answeredId = responseHeaders['x-request-id'] ?? requestId;
 		if (status >= 200 && status < 300) {
 			return {
-				status,
 				body: parseBody(response.body) as T,
 				headers: responseHeaders,
 				requestId: answeredId,
 				replayed: responseHeaders['idempotent-replayed'] === 'true',
-				attempts: attempt,
 				uncertain,
-				reconciled: false,
 			};
 		}
 		const problem = readProblem(status, response.body, answeredId);
@@ -314,16 +306,7 @@ export async function apiRequest<T = unknown>(
 			if (write && request.reconcile) {
 				const found = await request.reconcile();
 				if (found !== undefined) {
-					return {
-						status: 200,
-						body: found as T,
-						headers: {},
-						requestId: answeredId,
-						replayed: false,
-						attempts: attempt,
-						uncertain,
-						reconciled: true,
-					};
+					return { body: found as T, headers: {}, requestId: answeredId, replayed: false, uncertain };
 				}
 			}
 		}
