@@ -268,8 +268,13 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		const ours = workflow.nodes.filter((n) => n.type.startsWith(`${PKG}.`));
 		await timings.time(`example ${file}`, async () => {
 			await openWorkflow(workflow.id);
+			// The editor marks a sticky note `sticky`, every other node `canvas-node`; each example has one note.
+			const notes = workflow.nodes.filter((n) => n.type === 'n8n-nodes-base.stickyNote').length;
+			expect(notes).toBe(1);
 			const nodes = page.getByTestId('canvas-node');
-			await expect(settled(() => nodes.count(), (n) => n === workflow.nodes.length)).resolves.toBe(workflow.nodes.length);
+			const others = workflow.nodes.length - notes;
+			await expect(settled(() => nodes.count(), (n) => n === others)).resolves.toBe(others);
+			await expect(settled(() => page.getByTestId('sticky').count(), (n) => n === notes)).resolves.toBe(notes);
 			await expectIconsLoaded(page.getByTestId('canvas-wrapper'), ours.length);
 			await shot(page, `example-${slug(file)}`);
 			for (const node of ours) {
