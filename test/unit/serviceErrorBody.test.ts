@@ -41,7 +41,6 @@ describe('readProblem', () => {
 			status: 400,
 			slug: 'invalid-request',
 			detail: 'saleChannelName must be a string; region must be a string',
-			path: '/v1/brands/1/sale-channels/connect',
 			requestId: 'rid-9',
 			pointers: [{ pointer: '/saleChannelName', detail: 'must be a string' }],
 		});

@@ -65,14 +65,12 @@ export const idempotencyKeyOption: INodeProperties = {
 		'Key that makes the write happen at most once, even across re-runs of the workflow (e.g. an expression on the input item\'s ID). Empty: the node generates a new key per item and keeps it across retries.',
 };
 
-/** The Options collection of a write: the idempotency key first, then the operation's own. */
-export function writeOptions(extra: INodeProperties[] = []): INodeProperties {
-	return {
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [idempotencyKeyOption, ...extra],
-	};
-}
+/** The Options collection of a write: its idempotency key. */
+export const writeOptions: INodeProperties = {
+	displayName: 'Options',
+	name: 'options',
+	type: 'collection',
+	placeholder: 'Add Option',
+	default: {},
+	options: [idempotencyKeyOption],
+};

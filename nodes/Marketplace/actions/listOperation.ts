@@ -24,7 +24,6 @@ export function listOperation(spec: {
 	operation: string;
 	route: RouteName;
 	properties: INodeProperties[];
-	paginated?: boolean;
 	parse: (
 		ctx: IExecuteFunctions,
 		itemIndex: number,
@@ -32,7 +31,7 @@ export function listOperation(spec: {
 }): ItemOperation<ListInput> {
 	const route = ROUTES[spec.route];
 	const maxLimit = 'pagination' in route ? route.pagination.maxLimit : 0;
-	const paginated = spec.paginated ?? maxLimit > 0;
+	const paginated = maxLimit > 0;
 	return {
 		kind: 'item',
 		description: forOperation(spec.resource, spec.operation, [

@@ -22,8 +22,6 @@ export function writeOperation(spec: {
 	operation: string;
 	route: RouteName;
 	properties: INodeProperties[];
-	/** extra entries of the Options collection */
-	options?: INodeProperties[];
 	parse: (
 		ctx: IExecuteFunctions,
 		itemIndex: number,
@@ -45,7 +43,7 @@ export function writeOperation(spec: {
 		kind: 'item',
 		description: forOperation(spec.resource, spec.operation, [
 			...spec.properties,
-			writeOptions(spec.options),
+			writeOptions,
 		]),
 		parse(itemIndex) {
 			return {

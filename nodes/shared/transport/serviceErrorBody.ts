@@ -20,8 +20,6 @@ export interface ApiProblem {
 	detail?: string;
 	requestId?: string;
 	pointers: ProblemPointer[];
-	/** the operation path reported by the `{statusCode, message, path}` shape */
-	path?: string;
 }
 
 const SLUG_BY_STATUS: Record<number, string> = {
@@ -78,7 +76,6 @@ export function readProblem(status: number, body: unknown, requestIdHeader?: str
 				? message.filter((m) => typeof m === 'string').join('; ')
 				: text(message);
 			problem.title = text(parsed.error);
-			problem.path = text(parsed.path);
 			problem.requestId = text(parsed.requestId);
 			if (Array.isArray(parsed.errors)) {
 				for (const e of parsed.errors) {
