@@ -11,6 +11,8 @@ import { transportClock } from '../shared/transport/clock';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
 import { errorObjectOf, isTransient, nodeApiError, readFailure } from '../shared/transport/transportErrors';
 import { normaliseEventTypes, sameEventTypes } from './events';
+import { checkReachability } from './reachability';
+import { startSampleDelivery } from './sample';
 import {
 	clearRecord,
 	getMissedWindow,
@@ -186,14 +188,22 @@ export async function checkEndpointExists(this: IHookFunctions): Promise<boolean
 		stored && stored.endpointId === endpoint.id
 			? { ...stored, eventTypes }
 			: { endpointId: endpoint.id, eventTypes, origin: 'adopted' };
+	// Before a rotation: the test delivery is signed with the secret n8n holds (or refused for none),
+	// never with a new one n8n has not saved yet, which webhook() would take for a rotation elsewhere.
+	await checkReachability(this, endpoint.id, url);
 	if (!record.secret || options.rotateSecretOnActivation === true) {
+		// without a secret held, the previous one (which the service also signs with for 24 hours) is unknown here:
+		// its signature on the next deliveries is expected, not a rotation elsewhere
+		const unknownPrevious = !record.secret;
 		record = withNewSecret(record, await rotateSecret(this, endpoint.id), now);
+		if (unknownPrevious) record.recoveredAt = now;
 	}
 	if (reEnable) {
 		record.missedEvents = missedEventsNotice(disabledWindow(endpoint, stored), now, updated?.updatedAt);
 		this.logger.warn(record.missedEvents.message, { endpointId: endpoint.id, url });
 	}
 	setRecord(data, url, record);
+	if (this.getMode() === 'manual') startSampleDelivery(this, endpoint.id, url);
 	return true;
 }
 
@@ -291,7 +301,24 @@ export async function createEndpoint(this: IHookFunctions): Promise<boolean> {
 		setMissedWindow(data, url, undefined);
 	}
 	setRecord(data, url, record);
+	// not reached: the endpoint is of no use, and n8n's retry (or the next listening) creates it again
+	await checkReachability(this, endpoint.id, url, async () => await removeUnreached(this, endpoint.id, url));
+	if (this.getMode() === 'manual') startSampleDelivery(this, endpoint.id, url);
 	return true;
+}
+
+/** Deletes an endpoint create() made when the service could not reach it; a failure is only logged. */
+async function removeUnreached(ctx: IHookFunctions, endpointId: number, url: string): Promise<void> {
+	try {
+		await apiRequest.call(ctx, {
+			route: 'deleteWebhookEndpoint',
+			pathParams: { id: endpointId },
+			idempotencyKey: newIdempotencyKey(),
+		}, LIFECYCLE_TRANSPORT);
+		clearRecord(nodeData(ctx), url);
+	} catch (error) {
+		ctx.logger.warn(`Could not delete webhook endpoint ${endpointId} (${url}) after the reachability check failed: ${readFailure(error).message}`);
+	}
 }
 
 /**
