@@ -230,8 +230,21 @@ async function endListening(ctx: IHookFunctions, url: string, endpointId: number
 	} catch (error) {
 		// a 500 is the answer n8n gives for the failed test run: the message reached the editor
 		const failure = readFailure(error);
-		if (failure.status !== 500) ctx.logger.warn(`Marketplace Trigger could not post the notice to its own test URL ${url}: ${failure.message}`);
+		if (!/status code 500/.test(failure.message)) ctx.logger.warn(`Marketplace Trigger could not post the notice to its own test URL ${url}: ${failure.message}`);
 	}
+}
+
+/**
+ * Runs `fn` holding an expression isolate of the hook's workflow. n8n 2.x evaluates expressions,
+ * credentials and their authentication included, in an isolate that TestWebhooks.needsWebhook holds
+ * only while create() runs (2.41.1: acquireIsolate before, releaseIsolate in its finally); a request
+ * made after create() returned fails with "No bridge acquired for this context". n8n-core keeps the
+ * Workflow on the context (`workflow`), whose Expression offers `withIsolate` (acquire, run, release
+ * only what it acquired). Rests on those internals: n8n without them (1.x) needs no isolate.
+ */
+async function withIsolateOf<T>(ctx: IHookFunctions, fn: () => Promise<T>): Promise<T> {
+	const expression = (ctx as unknown as { workflow?: { expression?: { withIsolate?: (run: () => Promise<T>) => Promise<T> } } }).workflow?.expression;
+	return typeof expression?.withIsolate === 'function' ? await expression.withIsolate(fn) : await fn();
 }
 
 /** Sample deliveries being requested, by endpoint id (a second listening on the same endpoint does not start another). */
@@ -263,7 +276,7 @@ async function requestSampleDelivery(ctx: IHookFunctions, endpointId: number, ur
 	for (let attempt = 1; attempt <= SAMPLE_SCHEDULE.attempts; attempt++) {
 		if (attempt > 1) await clock.sleep(SAMPLE_SCHEDULE.retryMs);
 		try {
-			last = await testDelivery(ctx, endpointId);
+			last = await withIsolateOf(ctx, async () => await testDelivery(ctx, endpointId));
 			problem = undefined;
 		} catch (error) {
 			const failure = readFailure(error);
