@@ -21,11 +21,9 @@ export class MarketplaceTrigger implements INodeType {
 			dark: 'file:../shared/icons/marketplace.dark.svg',
 		},
 		group: ['trigger'],
-		// 2: nothing of the node's own changes; n8n 2.41.1 evaluates an expression for every
-		// delivery to a version-1 webhook node (webhook-helpers parseRequestBody, options.binaryData),
-		// which costs an expression isolate per request even with N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE.
-		version: [1, 2],
-		defaultVersion: 2,
+		// 2, the only version: n8n 2.41 evaluates an expression for every delivery to a version-1 webhook
+		// node (options.binaryData), an expression isolate per request even with lazy acquire.
+		version: 2,
 		subtitle: namesSubtitle('eventTypes', optionNames(EVENT_TYPE_OPTIONS)),
 		description:
 			'Starts the workflow when the Marketplace service reports an order, return or brand health change (signed webhooks, each event once)',
@@ -79,9 +77,9 @@ export class MarketplaceTrigger implements INodeType {
 						displayName: 'Catch Up Missed Orders',
 						name: 'catchUpMissedOrders',
 						type: 'boolean',
-						default: false,
+						default: true,
 						description:
-							'Whether, after the service disabled the endpoint (5 days without a successful delivery) and it works again, the first event also brings the orders created meanwhile, whose order.created events the service never resends: one item each, shaped like an Order Created event and marked "caughtUp". Needs Order Created among the event types.',
+							'Whether to bring the orders whose order.created event never arrived (n8n stopped or unreachable for a while, an endpoint the service disabled): after a gap, and about once a minute, the trigger reads the orders created since it last checked and emits each one it has not run, once, shaped like an Order Created event and marked "caughtUp". Needs Order Created among the event types.',
 					},
 					{
 						displayName: 'Emit Test Events',

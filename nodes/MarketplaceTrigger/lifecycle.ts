@@ -10,6 +10,7 @@ import { readAll } from '../shared/transport/pagination';
 import { transportClock } from '../shared/transport/clock';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
 import { errorObjectOf, isTransient, nodeApiError, readFailure } from '../shared/transport/transportErrors';
+import { startCatchUp } from './catchUp';
 import { normaliseEventTypes, sameEventTypes } from './events';
 import { checkReachability } from './reachability';
 import { startSampleDelivery } from './sample';
@@ -129,12 +130,11 @@ export async function rotateSecret(
 	return secret;
 }
 
-function disabledWindow(endpoint: RemoteEndpoint, record: EndpointRecord | undefined): MissedWindow {
+function disabledWindow(endpoint: RemoteEndpoint): MissedWindow {
 	return {
 		endpointId: endpoint.id,
 		disabledSince: endpoint.updatedAt ?? null,
 		disabledReason: endpoint.disabledReason ?? null,
-		...(record?.lastDeliveryAt !== undefined ? { lastDeliveryAt: record.lastDeliveryAt } : {}),
 	};
 }
 
@@ -187,7 +187,7 @@ export async function checkEndpointExists(this: IHookFunctions): Promise<boolean
 	let record: EndpointRecord =
 		stored && stored.endpointId === endpoint.id
 			? { ...stored, eventTypes }
-			: { endpointId: endpoint.id, eventTypes, origin: 'adopted' };
+			: { endpointId: endpoint.id, eventTypes };
 	// Before a rotation: the test delivery is signed with the secret n8n holds (or refused for none),
 	// never with a new one n8n has not saved yet, which webhook() would take for a rotation elsewhere.
 	await checkReachability(this, endpoint.id, url);
@@ -199,10 +199,11 @@ export async function checkEndpointExists(this: IHookFunctions): Promise<boolean
 		if (unknownPrevious) record.recoveredAt = now;
 	}
 	if (reEnable) {
-		record.missedEvents = missedEventsNotice(disabledWindow(endpoint, stored), now, updated?.updatedAt);
+		record.missedEvents = missedEventsNotice(disabledWindow(endpoint), now, updated?.updatedAt);
 		this.logger.warn(record.missedEvents.message, { endpointId: endpoint.id, url });
 	}
 	setRecord(data, url, record);
+	startCatchUp(this, undefined); // an adopted endpoint: from now, not from when it was made (its orders may have run)
 	if (this.getMode() === 'manual') startSampleDelivery(this, endpoint.id, url);
 	return true;
 }
@@ -292,15 +293,17 @@ export async function createEndpoint(this: IHookFunctions): Promise<boolean> {
 		throw new NodeOperationError(this.getNode(), 'Creating the webhook endpoint returned no endpoint id or secret');
 	}
 	const data = nodeData(this);
-	const record: EndpointRecord = { endpointId: endpoint.id, secret, secretAt: transportClock().now(), eventTypes, origin: 'created' };
+	const now = transportClock().now();
+	const record: EndpointRecord = { endpointId: endpoint.id, secret, secretAt: now, eventTypes };
 	// the endpoint this one replaces had been disabled by the service: events were missed
 	const missed = getMissedWindow(data, url);
 	if (missed) {
-		record.missedEvents = missedEventsNotice(missed, Date.now(), endpoint.createdAt);
+		record.missedEvents = missedEventsNotice(missed, now, endpoint.createdAt);
 		this.logger.warn(record.missedEvents.message, { endpointId: endpoint.id, url });
 		setMissedWindow(data, url, undefined);
 	}
 	setRecord(data, url, record);
+	startCatchUp(this, endpoint.createdAt);
 	// not reached: the endpoint is of no use, and n8n's retry (or the next listening) creates it again
 	await checkReachability(this, endpoint.id, url, async () => await removeUnreached(this, endpoint.id, url));
 	if (this.getMode() === 'manual') startSampleDelivery(this, endpoint.id, url);
@@ -334,7 +337,7 @@ export async function deleteEndpoint(this: IHookFunctions): Promise<boolean> {
 	// Deleting a Disabled endpoint would lose the only trace that events were missed: keep it for
 	// the endpoint the next activation creates.
 	const disabled = mine.find((e) => e.status === 'Disabled');
-	if (disabled) setMissedWindow(data, url, disabledWindow(disabled, stored));
+	if (disabled) setMissedWindow(data, url, disabledWindow(disabled));
 	// The stored id is deleted only when the service still shows it at this URL.
 	for (const id of ids) {
 		try {

@@ -2,19 +2,18 @@
  * webhook() of the Marketplace Trigger: one incoming delivery.
  *
  * 1. Verify the Standard Webhooks signature over the raw body bytes with the stored secret(s);
- *    failure -> 401, no run, a log line with what to check, and a count on the next event's item.
- *    The trigger rotates the secret again only where a rotation elsewhere explains what it saw: a
- *    verified delivery that also carries a signature it cannot match, or (bounded) no delivery
- *    verified for the 24 hours in which the service also signs with the previous secret.
- * 2. Read the envelope; unknown or unsubscribed types -> 2xx, no run; webhook.test -> 2xx, and a
- *    run only with the option "Emit Test Events".
- * 3. De-duplicate by webhook-id, against the ids in the static data united with the ids this
- *    process accepted (a concurrent save may have overwritten the static data); concurrent copies
- *    in this process wait for the first. A duplicate -> 2xx, no run.
- * 4. Optionally read the current state; a transient failure -> 503 and the id is NOT recorded, so
- *    the service's retry is processed; a permanent one is noted on the item.
- * 5. Record the id, emit one item. settle.ts stores the id and checks that it stays stored while
- *    other n8n processes save the static data too.
+ *    failure -> 401, no run (refusals.ts: a log line with what to check, a count on the next item,
+ *    and a rotation where one made elsewhere explains what it saw).
+ * 2. A sync message (settle.ts) -> store the ids it carries: the save path of accepted ids.
+ * 3. An event: unknown or unsubscribed types -> 2xx, no run; webhook.test -> a sample on a test
+ *    URL (sample.ts), else 2xx and a run only with the option "Emit Test Events".
+ * 4. De-duplicate by webhook-id (and an order.created by its order), against the static data united
+ *    with what this process accepted (memory.ts; a concurrent save may have overwritten the static
+ *    data); concurrent copies in this process wait for the first. A duplicate -> 2xx, no run.
+ * 5. Enrich: optionally the current state; the orders a gap may have lost (catchUp.ts). A transient
+ *    failure -> 503 and nothing is recorded, so the service's retry is processed.
+ * 6. Record the ids, emit the items. settle.ts stores the ids by a signed sync message to this n8n
+ *    process's own listener (step 2), and keeps them stored while other processes save too.
  *
  * Who answers, and what n8n saves, rests on n8n 2.41.1 internals (re-check them on an n8n
  * upgrade): static data changed in webhook() is saved by the response callback of
@@ -36,36 +35,24 @@ import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookRespon
 
 import { transportClock } from '../shared/transport/clock';
 import { apiRequest, type TransportSettings } from '../shared/transport/request';
-import { verifyWebhook, type VerifyFailure } from '../shared/webhookVerifier';
 import { isTransient, readFailure } from '../shared/transport/transportErrors';
-import { DedupStore, retentionFor } from './dedup';
-import {
-	dedupKey,
-	isSubscribable,
-	normaliseEventTypes,
-	parseEnvelope,
-	stateReadFor,
-	TEST_EVENT_TYPE,
-	type EventEnvelope,
-} from './events';
-import { catchUpOrders, ORDER_CREATED, orderKey } from './catchUp';
-import { rotateSecret } from './lifecycle';
+import { verifyWebhook } from '../shared/webhookVerifier';
+import { caughtUpUntil, catchUpOrders, dueWindow, ORDER_CREATED, orderKey } from './catchUp';
+import { retentionFor } from './dedup';
+import { dedupKey, isSubscribable, normaliseEventTypes, parseEnvelope, stateReadFor, TEST_EVENT_TYPE, type EventEnvelope } from './events';
+import { memoryOf, type EndpointMemory } from './memory';
+import { isActivationProbe } from './reachability';
+import { recoverSecret, refuse } from './refusals';
 import { answerWithSample } from './sample';
-import { forgetPending, noteAccepted, storageProblem, SYNC_EVENT_TYPE, syncTargetOf } from './settle';
-import {
-	getRecord,
-	loadSeen,
-	saveSeen,
-	SECRET_OVERLAP_MS,
-	setRecord,
-	verificationKeys,
-	withNewSecret,
-	type EndpointRecord,
-} from './state';
+import { noteAccepted, receiveSync, storageProblem, SYNC_EVENT_TYPE, syncTargetOf, type AcceptedKey } from './settle';
+import { SECRET_OVERLAP_MS, verificationKeys } from './state';
+import { StoredEndpoint } from './stored';
+
+export { forgetProcessMemory } from './memory';
 
 /**
- * The current-state read must fit in the service's 10-second answer limit: a short timeout and
- * two attempts at most (worst case about 3 + 0.5 + 3 s).
+ * The current-state read and the catch-up must fit in the service's 10-second answer limit: a
+ * short timeout and two attempts at most (worst case about 3 + 0.5 + 3 s).
  */
 export const FETCH_TRANSPORT: TransportSettings = {
 	timeoutMs: 3_000,
@@ -74,36 +61,6 @@ export const FETCH_TRANSPORT: TransportSettings = {
 	budgetMs: 7_000,
 };
 
-/**
- * A rotation made to recover from one made elsewhere happens at most this often per endpoint: an
- * unverifiable request may be a forgery, and forgeries must not be able to spend the API quota.
- */
-export const RECOVERY_INTERVAL_MS = 10 * 60_000;
-
-/** The time of the last verified delivery is saved when it moved this far (each save writes the whole static data). */
-const VERIFIED_AT_STEP_MS = 10 * 60_000;
-
-/** What a user can check for each kind of refusal. */
-const REFUSAL_ADVICE: Record<VerifyFailure, string> = {
-	'missing-header': 'Not a delivery as the service sends it: a proxy in front of n8n dropped a webhook-* header, or the request came from elsewhere.',
-	'duplicate-header': 'A webhook-* header came more than once: a proxy in front of n8n added or merged headers, or the request came from elsewhere.',
-	'bad-timestamp': 'The webhook-timestamp header is not whole seconds: a proxy in front of n8n changed it, or the request came from elsewhere.',
-	'timestamp-too-old': "Check this n8n host's clock (NTP); a proxy or queue that holds requests for minutes makes them stale too.",
-	'timestamp-too-new': "Check this n8n host's clock (NTP): it is behind the service's.",
-	'no-v1-signature': 'The webhook-signature header has no v1 entry: a proxy in front of n8n changed it, or the request came from elsewhere.',
-	'signature-mismatch':
-		'The body was changed on its way (a proxy or tunnel that re-encodes, decompresses or reformats it) or the request is forged.',
-	'no-secret': 'The trigger holds no signing secret for this URL: unpublish and publish the workflow to register its endpoint again.',
-};
-
-interface Refusals {
-	count: number;
-	since: string;
-	lastAt: string;
-	lastReason: VerifyFailure;
-	lastMessage: string;
-}
-
 interface ReceiveOptions {
 	catchUpMissedOrders?: boolean;
 	emitTestEvents?: boolean;
@@ -111,30 +68,14 @@ interface ReceiveOptions {
 	includeHeaders?: boolean;
 }
 
-/** Accepted ids per workflow and URL in this process (each store bounded like the static one). */
-const memory = new Map<string, DedupStore>();
-/** Deliveries being processed right now, by workflow, URL and id. */
-const inFlight = new Map<string, Promise<void>>();
-/** Missed-events notices this process has put on an event (workflow, URL, re-enable time). */
-const shownNotices = new Set<string>();
-/** When this process last rotated to recover, per workflow and URL. */
-const lastRecovery = new Map<string, number>();
-/** When this process last verified a delivery of the service, per workflow and URL. */
-const lastVerified = new Map<string, number>();
-/** The newest webhook-timestamp (end of that second, in ms) this process verified, per workflow and URL. */
-const lastDelivery = new Map<string, number>();
-/** Deliveries refused since the last accepted event, per workflow and URL (this process). */
-const refused = new Map<string, Refusals>();
-
-/** Forgets this process's memory, as an n8n restart does (for tests). */
-export function forgetProcessMemory(): void {
-	forgetPending();
-	memory.clear();
-	shownNotices.clear();
-	lastRecovery.clear();
-	lastVerified.clear();
-	lastDelivery.clear();
-	refused.clear();
+/** One request: what every step reads, loaded once. */
+interface Delivery {
+	ctx: IWebhookFunctions;
+	request: RawRequest;
+	/** the clock, read once for the whole request */
+	now: number;
+	stored: StoredEndpoint;
+	memory: EndpointMemory;
 }
 
 type RawRequest = ReturnType<IWebhookFunctions['getRequestObject']> & {
@@ -167,143 +108,11 @@ function testUrlOf(production: string, arrivedPath: string): string {
 	return prod.join('/');
 }
 
-/** An answer of the trigger's own: n8n saves the static data before anything else (see the file comment). */
-function reply(ctx: IWebhookFunctions, status: number, body: IDataObject, workflowData?: INodeExecutionData[][]): IWebhookResponseData {
-	ctx.getResponseObject().status(status).json(body);
-	return workflowData ? { noWebhookResponse: true, workflowData } : { noWebhookResponse: true };
-}
-
-/** 2xx for a delivery that starts nothing. */
-function acknowledge(ctx: IWebhookFunctions, reason: string, extra: IDataObject = {}): IWebhookResponseData {
-	return reply(ctx, 200, { received: true, ignored: reason, ...extra });
-}
-
 async function rawBodyOf(request: RawRequest): Promise<Buffer | undefined> {
 	if (!Buffer.isBuffer(request.rawBody) && typeof request.readRawBody === 'function') {
 		await request.readRawBody();
 	}
 	return Buffer.isBuffer(request.rawBody) ? request.rawBody : undefined;
-}
-
-/**
- * Brings the static data in line with what this process knows and returns the id store: the ids
- * it holds united with the ids this process accepted, and no notice this process already showed.
- * Writes only what changes, since every write makes n8n save the static data.
- */
-function reconcile(data: IDataObject, url: string, scope: string, nowMs: number): DedupStore {
-	const store = loadSeen(data, url);
-	const remembered = memory.get(scope);
-	if (remembered && store.merge(remembered)) saveSeen(data, url, store);
-	store.prune(nowMs);
-	memory.set(scope, store);
-	const record = getRecord(data, url);
-	if (!record) return store;
-	let changed = false;
-	if (record.missedEvents && shownNotices.has(`${scope}|${record.missedEvents.reEnabledAt}`)) {
-		delete record.missedEvents;
-		changed = true;
-	}
-	const verified = lastVerified.get(scope);
-	if (verified !== undefined && verified - (record.lastVerifiedAt ?? 0) >= VERIFIED_AT_STEP_MS) {
-		record.lastVerifiedAt = verified;
-		changed = true;
-	}
-	// where a catch-up would start: kept exact, and this is written with every save of accepted ids anyway
-	const delivered = lastDelivery.get(scope);
-	if (delivered !== undefined && delivered > (record.lastDeliveryAt ?? 0)) {
-		record.lastDeliveryAt = delivered;
-		changed = true;
-	}
-	if (changed) setRecord(data, url, record);
-	return store;
-}
-
-/** Remembers an accepted id for as long as the service could send it again, and saves it; returns until when. */
-function rememberId(data: IDataObject, url: string, store: DedupStore, key: string, event: EventEnvelope, nowMs: number): number {
-	const until = nowMs + retentionFor(nowMs - Date.parse(event.createdAt));
-	store.remember(key, until);
-	saveSeen(data, url, store);
-	return until;
-}
-
-/**
- * A sync message of another process (or this one; see settle.ts): stores the ids it carries and
- * answers which of them the stored static data lacked.
- */
-function receiveSync(ctx: IWebhookFunctions, data: IDataObject, url: string, scope: string, event: EventEnvelope): IWebhookResponseData {
-	const sent = DedupStore.fromState(event.data.ids);
-	const missing = loadSeen(data, url).uncovered(sent);
-	const store = reconcile(data, url, scope, Date.now());
-	if (store.merge(sent)) saveSeen(data, url, store);
-	return reply(ctx, 200, { received: true, sync: true, missing: missing.join('') });
-}
-
-/**
- * A delivery signed with a secret the trigger does not hold: the secret was rotated elsewhere
- * (another workflow or API client). Rotating again gives the trigger the current secret; the service
- * keeps signing with the previous one for 24 hours, so the other holder is not cut off at once.
- * At most once per RECOVERY_INTERVAL_MS per endpoint, in this process and across processes (the
- * time is kept in the record).
- */
-async function recoverSecret(ctx: IWebhookFunctions, data: IDataObject, url: string, scope: string, record: EndpointRecord): Promise<boolean> {
-	const now = transportClock().now();
-	const last = Math.max(lastRecovery.get(scope) ?? 0, record.recoveredAt ?? 0);
-	if (now - last < RECOVERY_INTERVAL_MS) return false;
-	lastRecovery.set(scope, now);
-	try {
-		const secret = await rotateSecret(ctx, record.endpointId, FETCH_TRANSPORT);
-		setRecord(data, url, { ...withNewSecret(record, secret, now), recoveredAt: now });
-		ctx.logger.warn(
-			`Marketplace Trigger: the signing secret of webhook endpoint ${record.endpointId} was rotated outside this workflow; ` +
-				'it rotated again to hold the current secret (the other holder\'s secret stays valid for 24 hours)',
-			{ endpointId: record.endpointId, url },
-		);
-		return true;
-	} catch (error) {
-		ctx.logger.warn(`Marketplace Trigger could not rotate the secret of webhook endpoint ${record.endpointId}: ${readFailure(error).message}`);
-		return false;
-	}
-}
-
-/**
- * A refused delivery: 401, a log line a user can act on, and a count for the next event's item.
- * A signature that matches no secret is taken for a rotation elsewhere only after 24 hours without
- * a verified delivery: within them the service would also sign with the secret the trigger holds.
- */
-async function refuse(
-	ctx: IWebhookFunctions,
-	data: IDataObject,
-	url: string,
-	scope: string,
-	record: EndpointRecord | undefined,
-	verdict: { reason: VerifyFailure; message: string },
-	webhookId: unknown,
-): Promise<IWebhookResponseData> {
-	const now = transportClock().now();
-	let advice = REFUSAL_ADVICE[verdict.reason];
-	if (verdict.reason === 'signature-mismatch' && record) {
-		const verifiedAt = Math.max(lastVerified.get(scope) ?? 0, record.lastVerifiedAt ?? 0, record.secretAt ?? 0);
-		if (now - verifiedAt >= SECRET_OVERLAP_MS) {
-			advice += ' No delivery was verified for 24 hours, so the secret may also have been rotated elsewhere.';
-			await recoverSecret(ctx, data, url, scope, record);
-		} else {
-			advice += ` It is not a secret rotation elsewhere: a delivery verified at ${new Date(verifiedAt).toISOString()} and the service signs with the previous secret too for 24 hours after a rotation.`;
-		}
-	}
-	const at = new Date(now).toISOString();
-	const before = refused.get(scope);
-	refused.set(scope, {
-		count: (before?.count ?? 0) + 1,
-		since: before?.since ?? at,
-		lastAt: at,
-		lastReason: verdict.reason,
-		lastMessage: `${verdict.message}. ${advice}`,
-	});
-	ctx.logger.warn(`Marketplace Trigger refused a delivery (401, ${verdict.reason}): ${verdict.message}. ${advice}`, {
-		url,
-		webhookId: typeof webhookId === 'string' ? webhookId : undefined,
-	});
-	return reply(ctx, 401, { error: 'invalid-signature', reason: verdict.reason });
 }
 
 async function readCurrentState(
@@ -333,150 +142,209 @@ async function readCurrentState(
 	}
 }
 
+/** An answer of the trigger's own: n8n saves the static data (what `stored` changed) before anything else. */
+function reply(d: Delivery, status: number, body: IDataObject, workflowData?: INodeExecutionData[][]): IWebhookResponseData {
+	d.stored.save();
+	d.ctx.getResponseObject().status(status).json(body);
+	return workflowData ? { noWebhookResponse: true, workflowData } : { noWebhookResponse: true };
+}
+
+/** 2xx for a delivery that starts nothing. */
+function acknowledge(d: Delivery, reason: string, extra: IDataObject = {}): IWebhookResponseData {
+	return reply(d, 200, { received: true, ignored: reason, ...extra });
+}
+
+/** Until when an accepted webhook-id is kept: as long as the service could send it again. */
+function idKeptUntil(event: EventEnvelope, nowMs: number): number {
+	return nowMs + retentionFor(nowMs - Date.parse(event.createdAt));
+}
+
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	const request = this.getRequestObject() as RawRequest;
 	const url = servedUrl(this);
-	const scope = `${this.getWorkflow().id ?? ''}|${url}`;
-	const data = this.getWorkflowStaticData('node');
-	const record = getRecord(data, url);
+	const now = transportClock().now();
+	const memory = memoryOf(this.getWorkflow().id ?? '', url);
+	const d: Delivery = { ctx: this, request, now, memory, stored: new StoredEndpoint(this.getWorkflowStaticData('node'), url) };
 
 	// 1. signature, over the bytes as received
 	const rawBody = await rawBodyOf(request);
-	if (!rawBody) {
-		return reply(this, 500, { error: 'raw-body-unavailable', message: 'The request body could not be read' });
-	}
+	if (!rawBody) return reply(d, 500, { error: 'raw-body-unavailable', message: 'The request body could not be read' });
 	const verdict = verifyWebhook({
 		headers: request.headers,
 		rawBody,
-		secrets: verificationKeys(record, transportClock().now()),
+		secrets: verificationKeys(d.stored.record, now),
+		nowSeconds: Math.floor(now / 1000),
 	});
-	if (!verdict.ok) return await refuse(this, data, url, scope, record, verdict, request.headers['webhook-id']);
+	if (!verdict.ok) {
+		// the activation check's test delivery, before n8n saved the secret: it proves n8n is reachable, refused as expected
+		if (isActivationProbe(rawBody, verdict.reason)) return reply(d, 401, { error: 'invalid-signature', reason: verdict.reason });
+		return reply(d, 401, await refuse(this, d.stored, memory, verdict, request.headers['webhook-id'], now, FETCH_TRANSPORT));
+	}
 	// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
 	// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
+	const record = d.stored.record;
 	const recovered =
-		verdict.unknownSignatures > 0 && record !== undefined && !(transportClock().now() - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
-			? await recoverSecret(this, data, url, scope, record)
+		verdict.unknownSignatures > 0 && record !== undefined && !(now - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
+			? await recoverSecret(this, d.stored, memory, now, FETCH_TRANSPORT)
 			: false;
-
-	// 2. envelope and type
 	const event = parseEnvelope(rawBody);
-	if (!event) return reply(this, 400, { error: 'malformed-event', message: 'The body is not an event envelope' });
-	if (event.type === SYNC_EVENT_TYPE) return receiveSync(this, data, url, scope, event);
-	lastVerified.set(scope, transportClock().now());
-	lastDelivery.set(scope, Math.max(lastDelivery.get(scope) ?? 0, verdict.timestamp * 1000 + 999));
+	if (!event) return reply(d, 400, { error: 'malformed-event', message: 'The body is not an event envelope' });
+
+	// 2. a sync message: the save path of the ids this process accepted (settle.ts)
+	if (event.type === SYNC_EVENT_TYPE) return reply(d, 200, receiveSync(d.stored, memory, event, now));
+
+	// 3. an event of the service
+	memory.lastVerifiedAt = now;
 	const options = this.getNodeParameter('options', {}) as ReceiveOptions;
 	const subscribed = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
 	if (event.type === TEST_EVENT_TYPE) {
 		const sample = await answerWithSample(this, event, subscribed, options);
 		if (sample) return sample;
-		if (options.emitTestEvents !== true) return acknowledge(this, 'test-event', { hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries' });
+		if (options.emitTestEvents !== true) {
+			return acknowledge(d, 'test-event', { hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries' });
+		}
 	} else if (!isSubscribable(event.type) || !subscribed.includes(event.type)) {
-		return acknowledge(this, 'event-type-not-subscribed', { type: event.type });
+		return acknowledge(d, 'event-type-not-subscribed', { type: event.type });
 	}
+	return await acceptEvent(d, event, verdict.id, options, subscribed, recovered);
+}
 
-	// 3. duplicates
-	const key = dedupKey(verdict.id);
-	const flightKey = `${scope}|${key}`;
-	for (let running = inFlight.get(flightKey); running; running = inFlight.get(flightKey)) {
+/** Marks `keys` as being processed by this request; returns what ends that. */
+function holdKeys(memory: EndpointMemory, keys: string[]): () => void {
+	let release: () => void = () => {};
+	const held = new Promise<void>((resolve) => (release = resolve));
+	for (const key of keys) memory.inFlight.set(key, held);
+	return () => {
+		for (const key of keys) memory.inFlight.delete(key);
+		release();
+	};
+}
+
+/** Steps 4 to 6 for a verified event the workflow subscribes to. */
+async function acceptEvent(
+	d: Delivery,
+	event: EventEnvelope,
+	webhookId: string,
+	options: ReceiveOptions,
+	subscribed: string[],
+	recovered: boolean,
+): Promise<IWebhookResponseData> {
+	const { ctx, stored, memory, now } = d;
+	const production = ctx.getMode() === 'webhook';
+	const catchUp = production && options.catchUpMissedOrders !== false && subscribed.includes(ORDER_CREATED);
+	const eventAt = Date.parse(event.createdAt);
+
+	// 4. duplicates: of the delivery, and of an order a catch-up brought
+	const key = dedupKey(webhookId);
+	const order = event.type === ORDER_CREATED ? orderKey(event.data.orderId) : undefined;
+	const keys = order ? [key, order] : [key];
+	for (let running = keys.map((k) => memory.inFlight.get(k)).find(Boolean); running; running = keys.map((k) => memory.inFlight.get(k)).find(Boolean)) {
 		await running;
 	}
-	const seen = reconcile(data, url, scope, Date.now());
-	if (seen.has(key, Date.now())) {
+	stored.absorb(memory, now);
+	if (stored.seen.has(key, now)) {
 		// the service sent it again, so it did not get an answer: remember it from this attempt on
-		rememberId(data, url, seen, key, event, Date.now());
-		return acknowledge(this, 'duplicate', { id: verdict.id });
+		stored.rememberSeen(key, idKeptUntil(event, now));
+		return acknowledge(d, 'duplicate', { id: webhookId });
 	}
-	const catchUp = options.catchUpMissedOrders === true && subscribed.includes(ORDER_CREATED);
-	if (catchUp && event.type === ORDER_CREATED && seen.has(orderKey(event.data.orderId), Date.now())) {
-		// the order was caught up already; its late event starts nothing
-		rememberId(data, url, seen, key, event, Date.now());
-		return acknowledge(this, 'order-caught-up', { id: verdict.id, orderId: event.data.orderId as IDataObject[string] });
+	if (order && stored.seen.has(order, now)) {
+		stored.rememberSeen(key, idKeptUntil(event, now));
+		return acknowledge(d, 'order-caught-up', { id: webhookId, orderId: event.data.orderId as IDataObject[string] });
 	}
-	let release: () => void = () => {};
-	inFlight.set(flightKey, new Promise<void>((resolve) => (release = resolve)));
+	const release = holdKeys(memory, keys);
+	let releaseCaughtUp = () => {};
 	try {
-		// 4. current state
+		// 5a. current state
 		let state: Awaited<ReturnType<typeof readCurrentState>> = {};
-		/** a read ran: other requests of this process may have accepted ids meanwhile */
-		let awaited = false;
 		if (options.fetchCurrentState === true) {
-			awaited = true;
-			state = await readCurrentState(this, event);
+			state = await readCurrentState(ctx, event);
 			if (state.retryLater) {
-				this.logger.warn(`Marketplace Trigger could not read the current state of ${event.id}; asking the service to retry`, state.retryLater);
-				return reply(this, 503, { error: 'current-state-unavailable', retry: true, ...state.retryLater });
+				ctx.logger.warn(`Marketplace Trigger could not read the current state of ${event.id}; asking the service to retry`, state.retryLater);
+				return reply(d, 503, { error: 'current-state-unavailable', retry: true, ...state.retryLater });
 			}
+			stored.absorb(memory, now);
 		}
 
-		// 4b. orders whose events the service never sent while the endpoint was disabled
-		const notice = getRecord(data, url)?.missedEvents;
+		// 5b. orders a gap may have lost
+		const notice = stored.record?.missedEvents;
+		const noticeShown = notice !== undefined && !memory.shownNotices.has(notice.reEnabledAt);
 		let caughtUp: IDataObject[] = [];
-		const noticeExtra: IDataObject = {};
-		if (catchUp && record && notice && !shownNotices.has(`${scope}|${notice.reEnabledAt}`)) {
-			const known = awaited ? reconcile(data, url, scope, Date.now()) : seen;
-			awaited = true;
-			try {
-				const result = await catchUpOrders(this, record, notice, known, FETCH_TRANSPORT, options.fetchCurrentState === true);
-				if (result.ran) caughtUp = result.events;
-				else noticeExtra.catchUp = result.reason;
-			} catch (error) {
-				const failure = readFailure(error);
-				if (isTransient(failure)) {
-					this.logger.warn(`Marketplace Trigger could not read the missed orders (${failure.message}); asking the service to retry`);
-					return reply(this, 503, { error: 'catch-up-unavailable', retry: true, message: failure.message });
+		const catchUpNote: IDataObject = {};
+		if (!catchUp) {
+			if (stored.caughtUpTo !== undefined && production) stored.setCaughtUpTo(undefined);
+		} else if (stored.caughtUpTo === undefined) {
+			// nothing says what came before: start here
+			if (Number.isFinite(eventAt)) stored.setCaughtUpTo(eventAt);
+		} else {
+			const window = dueWindow(stored, memory, eventAt, noticeShown ? notice : undefined);
+			if (window) {
+				try {
+					const hold = (held: string[]) => (releaseCaughtUp = holdKeys(memory, held));
+					const result = await catchUpOrders(ctx, window, stored, memory, now, FETCH_TRANSPORT, options.fetchCurrentState === true, hold);
+					memory.caughtUpSinceStart = true;
+					if (result.ran) {
+						caughtUp = result.events;
+						for (const item of caughtUp) stored.rememberSeen(orderKey((item.data as IDataObject).orderId), caughtUpUntil(Date.parse(String(item.createdAt)), now));
+						stored.setCaughtUpTo(result.to);
+						memory.caughtUpTo = Math.max(memory.caughtUpTo, result.to);
+						catchUpNote.caughtUpOrders = caughtUp.length;
+					} else {
+						catchUpNote.catchUp = result.reason;
+					}
+				} catch (error) {
+					const failure = readFailure(error);
+					if (isTransient(failure)) {
+						ctx.logger.warn(`Marketplace Trigger could not read the orders a gap may have lost (${failure.message}); asking the service to retry`);
+						return reply(d, 503, { error: 'catch-up-unavailable', retry: true, message: failure.message });
+					}
+					catchUpNote.catchUpError = failure.message;
 				}
-				noticeExtra.catchUpError = failure.message;
 			}
-			if (noticeExtra.catchUp === undefined) noticeExtra.caughtUpOrders = caughtUp.length;
 		}
 
-		// 5. record and emit (after a read, which may take seconds, reconcile again with what came meanwhile)
-		const store = awaited ? reconcile(data, url, scope, Date.now()) : seen;
-		if (catchUp) {
-			const orderId = event.type === ORDER_CREATED ? event.data.orderId : undefined;
-			if (orderId !== undefined) store.remember(orderKey(orderId), Date.now() + retentionFor(Date.now() - Date.parse(event.createdAt)));
-			// a late real event of a caught-up order comes on the service's retry schedule at most
-			for (const order of caughtUp) store.remember(orderKey((order.data as IDataObject).orderId), Date.now() + retentionFor(Infinity));
-		}
-		const until = rememberId(data, url, store, key, event, Date.now());
-		const secret = getRecord(data, url)?.secret;
-		const target = syncTargetOf(request);
+		// 6. record and emit
+		stored.rememberSeen(key, idKeptUntil(event, now));
+		if (order && catchUp && Number.isFinite(eventAt)) stored.rememberOrder(order, eventAt);
+		const target = syncTargetOf(d.request);
+		const secret = stored.record?.secret;
 		// production deliveries only: a test URL serves one request and is gone
-		if (this.getMode() === 'webhook' && secret && target) noteAccepted(this, scope, url, target, secret, key, until);
+		if (production && secret && target) {
+			const accepted: AcceptedKey[] = [{ key, kind: 'ids', untilMs: idKeptUntil(event, now) }];
+			if (order && catchUp && Number.isFinite(eventAt)) accepted.push({ key: order, kind: 'orders', untilMs: eventAt });
+			for (const item of caughtUp) {
+				const caughtKey = orderKey((item.data as IDataObject).orderId);
+				accepted.push({ key: caughtKey, kind: 'ids', untilMs: caughtUpUntil(Date.parse(String(item.createdAt)), now) });
+			}
+			noteAccepted(ctx, memory, target, secret, accepted);
+		}
 
-		const json: IDataObject = {
-			id: event.id,
-			type: event.type,
-			createdAt: event.createdAt,
-			data: event.data as IDataObject,
-		};
+		const json: IDataObject = { id: event.id, type: event.type, createdAt: event.createdAt, data: event.data as IDataObject };
 		if (state.current !== undefined) json.current = state.current as IDataObject;
 		if (state.currentError !== undefined) json.currentError = state.currentError;
-		if (options.includeHeaders === true) json.headers = request.headers as IDataObject;
-		const refusals = refused.get(scope);
-		if (refusals) {
-			refused.delete(scope);
-			json.refusedDeliveries = { ...refusals };
+		if (options.includeHeaders === true) json.headers = d.request.headers as IDataObject;
+		if (memory.refusals) {
+			json.refusedDeliveries = { ...memory.refusals };
+			memory.refusals = undefined;
 		}
-		const problem = storageProblem(scope);
+		const problem = storageProblem(memory);
 		if (problem) json.storageWarning = problem;
-		const current = getRecord(data, url);
-		const noticeDone = current?.missedEvents !== undefined;
-		if (current?.missedEvents) {
-			shownNotices.add(`${scope}|${current.missedEvents.reEnabledAt}`);
+		if (noticeShown && notice) {
+			memory.shownNotices.add(notice.reEnabledAt);
 			// the process that claimed the catch-up shows the notice with its orders
-			if (noticeExtra.catchUp !== 'claimed-by-another-process') json.notice = { ...current.missedEvents, ...noticeExtra } as unknown as IDataObject;
-			delete current.missedEvents;
-			setRecord(data, url, current);
+			if (catchUpNote.catchUp !== 'claimed-by-another-process') json.notice = { ...notice, ...catchUpNote } as unknown as IDataObject;
+			delete stored.record!.missedEvents;
+			stored.recordChanged();
 		}
-		const items = [...caughtUp.map((order) => ({ json: { ...order, notice: json.notice } })), { json }];
+		const items = [...caughtUp.map((item) => ({ json: { ...item, notice: json.notice } })), { json }];
 		const answer = { received: true, id: event.id };
-		// A changed endpoint record (notice shown, secret recovered) is saved only if the trigger
-		// answers itself; otherwise n8n answers once the execution is registered (see the file comment).
-		if (noticeDone || recovered) return reply(this, 200, answer, [items]);
+		// What changed beyond the ids (a notice shown, a secret recovered, orders caught up) is saved only
+		// if the trigger answers itself; otherwise n8n answers once the execution is registered.
+		if (noticeShown || recovered || caughtUp.length > 0) return reply(d, 200, answer, [items]);
+		stored.save();
 		return { webhookResponse: answer, workflowData: [items] };
 	} finally {
-		inFlight.delete(flightKey);
+		releaseCaughtUp();
 		release();
 	}
 }
+

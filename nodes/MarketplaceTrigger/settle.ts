@@ -22,11 +22,15 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import type { IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
+import { transportClock } from '../shared/transport/clock';
 import { parseSecret, signWebhook } from '../shared/webhookVerifier';
 import { DedupStore, splitKeys } from './dedup';
+import type { EventEnvelope } from './events';
+import { allMemories, type EndpointMemory } from './memory';
+import type { StoredEndpoint } from './stored';
 
 /** The type of a sync message; the service's event types never start with "n8n.". */
 export const SYNC_EVENT_TYPE = 'n8n.marketplace-trigger.sync';
@@ -54,11 +58,21 @@ export const SETTLE_SCHEDULE = {
 
 interface PendingId {
 	untilMs: number;
+	/** `ids`: a webhook-id or caught-up order; `orders`: an order whose order.created event was accepted */
+	kind: keyof SyncData;
 	acceptedAt: number;
 	/** a sync has stored it (or found it stored) */
 	stored: boolean;
 	/** syncs that failed or found it missing; a sync that found it stored is no reason to give up */
 	syncs: number;
+}
+
+/** What a sync message carries (the body's `data`). */
+export interface SyncData {
+	/** webhook-ids and caught-up orders, for the id store */
+	ids: DedupStore;
+	/** orders whose events were accepted, for the catch-up's order store */
+	orders: DedupStore;
 }
 
 /** Where a sync goes: the listener a delivery arrived on, with the path it was served at. */
@@ -91,39 +105,56 @@ export function syncTargetOf(request: ArrivedRequest): SyncTarget | undefined {
 	return { url: `${tls ? 'https' : 'http'}://${host}:${port}${path}`, tls };
 }
 
-interface Pending {
-	keys: Map<string, PendingId>;
-	ctx: IWebhookFunctions;
-	url: string;
-	target: SyncTarget;
-	secret: string;
-	running: boolean;
+/**
+ * The sync loop of one endpoint in this process. It keeps the newest request's IWebhookFunctions
+ * and sends with its `helpers.httpRequest` after that request ended (an n8n internal the loop
+ * relies on; the engine suite's sync tests and the real-n8n suites fail the day it stops holding).
+ */
+export class SyncLoop {
+	readonly keys = new Map<string, PendingId>();
+	running = false;
+	stopped = false;
 	/** why the last sync failed, if it did; cleared by the next one that works */
 	lastError?: string;
 	/** ids given up on since the last time an item reported it */
-	givenUp: number;
+	givenUp = 0;
 	/** shortens the loop's current wait to `firstMs` when it is waiting to settle ids, not to store new ones */
 	wakeFromLongWait?: () => void;
 	/** when the last sync was sent */
-	lastSyncAt: number;
+	lastSyncAt = -Infinity;
 	/** ids accepted since the loop began its current wait: a burst still coming */
-	arrivals: number;
+	arrivals = 0;
+
+	constructor(
+		public ctx: IWebhookFunctions,
+		public url: string,
+		public target: SyncTarget,
+		public secret: string,
+	) {}
+
+	stop(): void {
+		this.stopped = true;
+		this.keys.clear();
+	}
 }
 
-const pending = new Map<string, Pending>();
-
-/** Forgets every unsettled id and stops the loops (as an n8n restart does; for tests). */
-export function forgetPending(): void {
-	pending.clear();
+/** Event ids this process has not settled yet, at `url` or at every URL (for tests). */
+export function pendingCount(url?: string): number {
+	let count = 0;
+	for (const memory of allMemories()) {
+		if (url !== undefined && memory.url !== url) continue;
+		for (const key of memory.sync?.keys.keys() ?? []) if (key.startsWith('ids:')) count++;
+	}
+	return count;
 }
 
 /**
- * Why accepted ids of this workflow and URL may not be saved, for the next event's item: the
- * setups where a process cannot reach its own listener (an HTTP(S)_PROXY without NO_PROXY for
- * loopback, n8n's SSRF protection blocking loopback) otherwise show only in the server log.
+ * Why accepted ids of this endpoint may not be saved, for the next event's item: the setups where
+ * a process cannot reach its own listener (an HTTP(S)_PROXY without NO_PROXY for loopback, n8n's
+ * SSRF protection blocking loopback) otherwise show only in the server log.
  */
-export function storageProblem(scope: string): string | undefined {
-	const entry = pending.get(scope);
+export function storageProblem(memory: EndpointMemory): string | undefined {
+	const entry = memory.sync;
 	if (!entry || (entry.lastError === undefined && entry.givenUp === 0)) return undefined;
 	const lost = entry.givenUp > 0 ? `${entry.givenUp} accepted event id(s) could not be saved, so a late copy of those events may run again. ` : '';
 	entry.givenUp = 0;
@@ -134,34 +165,36 @@ export function storageProblem(scope: string): string | undefined {
 	);
 }
 
-/** Ids of this process not yet settled, per workflow and URL, or in all (for tests). */
-export function pendingCount(scope?: string): number {
-	if (scope !== undefined) return pending.get(scope)?.keys.size ?? 0;
-	let count = 0;
-	for (const entry of pending.values()) count += entry.keys.size;
-	return count;
+/** One key to store: its kind (which store) and until when it must be kept. */
+export interface AcceptedKey {
+	key: string;
+	kind: keyof SyncData;
+	untilMs: number;
 }
 
-/** Notes an id accepted at `url` (served by the listener `target`) and makes sure a sync loop runs for it. */
-export function noteAccepted(ctx: IWebhookFunctions, scope: string, url: string, target: SyncTarget, secret: string, key: string, untilMs: number): void {
-	let entry = pending.get(scope);
-	if (!entry) pending.set(scope, (entry = { keys: new Map(), ctx, url, target, secret, running: false, givenUp: 0, lastSyncAt: -Infinity, arrivals: 0 }));
+/** Notes keys accepted at `url` (served by the listener `target`) and makes sure a sync loop runs for them. */
+export function noteAccepted(ctx: IWebhookFunctions, memory: EndpointMemory, target: SyncTarget, secret: string, accepted: AcceptedKey[]): void {
+	let entry = memory.sync;
+	if (!entry || entry.stopped) memory.sync = entry = new SyncLoop(ctx, memory.url, target, secret);
 	// the newest request's context, listener and secret (a rotation may have happened meanwhile)
-	Object.assign(entry, { ctx, url, target, secret });
-	entry.keys.set(key, { untilMs, acceptedAt: SETTLE_SCHEDULE.now(), stored: false, syncs: 0 });
+	Object.assign(entry, { ctx, target, secret });
+	for (const { key, kind, untilMs } of accepted) {
+		entry.keys.set(`${kind}:${key}`, { untilMs, kind, acceptedAt: SETTLE_SCHEDULE.now(), stored: false, syncs: 0 });
+	}
 	entry.arrivals++;
 	// a new id must not wait for the older ones' settling check: sync within firstMs (longer while a burst keeps coming)
 	entry.wakeFromLongWait?.();
 	if (entry.running) return;
 	entry.running = true;
-	void settle(scope, entry).finally(() => (entry.running = false));
+	const loop = entry;
+	void settle(loop).finally(() => (loop.running = false));
 }
 
 /**
  * The wait before the next sync: `firstMs` while an id is not stored yet; else until the first id
  * can be settled, and at least `confirmBatchMs` after the last sync.
  */
-function nextWait(entry: Pending): number {
+function nextWait(entry: SyncLoop): number {
 	let due = Infinity;
 	for (const id of entry.keys.values()) {
 		if (!id.stored) return SETTLE_SCHEDULE.firstMs;
@@ -170,13 +203,13 @@ function nextWait(entry: Pending): number {
 	return Math.max(0, due - SETTLE_SCHEDULE.now(), entry.lastSyncAt + SETTLE_SCHEDULE.confirmBatchMs - SETTLE_SCHEDULE.now());
 }
 
-function oldestNotStored(entry: Pending): number {
+function oldestNotStored(entry: SyncLoop): number {
 	let oldest = Infinity;
 	for (const id of entry.keys.values()) if (!id.stored) oldest = Math.min(oldest, id.acceptedAt);
 	return oldest;
 }
 
-async function settle(scope: string, entry: Pending): Promise<void> {
+async function settle(entry: SyncLoop): Promise<void> {
 	while (entry.keys.size > 0) {
 		const wait = nextWait(entry);
 		entry.arrivals = 0;
@@ -196,7 +229,7 @@ async function settle(scope: string, entry: Pending): Promise<void> {
 			entry.arrivals = 0;
 			await SETTLE_SCHEDULE.sleep(Math.min(SETTLE_SCHEDULE.firstMs, limit - SETTLE_SCHEDULE.now()));
 		}
-		if (pending.get(scope) !== entry) return;
+		if (entry.stopped) return;
 		const carried = [...entry.keys];
 		const sentAt = SETTLE_SCHEDULE.now();
 		entry.lastSyncAt = sentAt;
@@ -217,10 +250,12 @@ async function settle(scope: string, entry: Pending): Promise<void> {
 				givenUp.push(key);
 			}
 		}
-		if (givenUp.length > 0) {
-			entry.givenUp += givenUp.length;
+		// an order's key (kept for the catch-up) is not an event id the user could see run twice
+		const givenUpIds = givenUp.filter((key) => key.startsWith('ids:')).length;
+		if (givenUpIds > 0) {
+			entry.givenUp += givenUpIds;
 			entry.ctx.logger.error(
-				`Marketplace Trigger could not confirm that ${givenUp.length} accepted event id(s) are stored; ` +
+				`Marketplace Trigger could not confirm that ${givenUpIds} accepted event id(s) are stored; ` +
 					`a late copy of those events may run again${entry.lastError ? ` (last sync error: ${entry.lastError})` : ''}`,
 				{ url: entry.url, syncUrl: entry.target.url },
 			);
@@ -228,13 +263,20 @@ async function settle(scope: string, entry: Pending): Promise<void> {
 	}
 }
 
-/** One sync message; the keys the receiving process found missing, or undefined if it failed. */
-async function sendSync(entry: Pending, carried: Array<[string, PendingId]>): Promise<Set<string> | undefined> {
-	const ids = new DedupStore();
-	for (const [key, { untilMs }] of carried) ids.remember(key, untilMs);
+/** One sync message; the keys (`kind:key`) the receiving process found missing, or undefined if it failed. */
+async function sendSync(entry: SyncLoop, carried: Array<[string, PendingId]>): Promise<Set<string> | undefined> {
+	const data: SyncData = { ids: new DedupStore(), orders: new DedupStore() };
+	for (const [key, { untilMs, kind }] of carried) data[kind].remember(key.slice(kind.length + 1), untilMs);
 	const id = `sync_${randomUUID()}`;
-	const timestamp = Math.floor(Date.now() / 1000);
-	const body = JSON.stringify({ id, type: SYNC_EVENT_TYPE, createdAt: new Date().toISOString(), data: { ids: ids.toState() } });
+	// signed at the time the receiving request verifies with (the transport's clock)
+	const now = transportClock().now();
+	const timestamp = Math.floor(now / 1000);
+	const body = JSON.stringify({
+		id,
+		type: SYNC_EVENT_TYPE,
+		createdAt: new Date(now).toISOString(),
+		data: { ids: data.ids.toState(), orders: data.orders.toState() },
+	});
 	try {
 		const answer = (await entry.ctx.helpers.httpRequest({
 			method: 'POST',
@@ -250,12 +292,29 @@ async function sendSync(entry: Pending, carried: Array<[string, PendingId]>): Pr
 			},
 			json: true,
 			timeout: 5_000,
-		})) as { missing?: unknown };
+		})) as { missing?: unknown; missingOrders?: unknown };
 		entry.lastError = undefined;
-		return new Set(splitKeys(answer?.missing));
+		return new Set([...splitKeys(answer?.missing).map((k) => `ids:${k}`), ...splitKeys(answer?.missingOrders).map((k) => `orders:${k}`)]);
 	} catch (error) {
 		entry.lastError = (error as Error).message;
 		entry.ctx.logger.warn(`Marketplace Trigger could not store accepted event ids through ${entry.target.url}: ${entry.lastError}`);
 		return undefined;
 	}
+}
+
+/**
+ * The receiving end of a sync message (of this process or another; verified like a delivery):
+ * adds the keys it carries to the stored ones and answers which of them the stored copy lacked.
+ * The trigger answers it itself, so n8n saves the static data (see receive.ts).
+ */
+export function receiveSync(stored: StoredEndpoint, memory: EndpointMemory, event: EventEnvelope, nowMs: number): IDataObject {
+	const sent: SyncData = { ids: DedupStore.fromState(event.data.ids), orders: DedupStore.fromState(event.data.orders) };
+	const missing = stored.seen.uncovered(sent.ids);
+	// an order a catch-up window has passed needs storing no more
+	sent.orders.prune(Math.max(stored.caughtUpTo ?? -Infinity, memory.caughtUpTo));
+	const missingOrders = stored.orders.uncovered(sent.orders);
+	stored.absorb(memory, nowMs);
+	stored.addSeen(sent.ids);
+	stored.addOrders(sent.orders);
+	return { received: true, sync: true, missing: missing.join(''), missingOrders: missingOrders.join('') };
 }

@@ -8,6 +8,13 @@
  *     seen:      { [webhookUrl]: DedupState }       webhook-ids already accepted at that URL
  *     missed:    { [webhookUrl]: MissedWindow }     a Disabled endpoint deleted on deactivation,
  *                                                   told on the first event after re-activation
+ *     orders:    { [webhookUrl]: DedupState }       orders whose order.created event was accepted,
+ *                                                   until a catch-up window passed them (catchUp.ts)
+ *     caughtUpTo: { [webhookUrl]: number }          the catch-up cursor: every order created before it
+ *                                                   (the service's clock, Unix ms) ran or was caught up
+ *
+ * `endpoints` is removed on deactivation; the others stay, so a workflow published again picks up
+ * where it stopped.
  *
  * Pure: works on plain objects, no n8n imports.
  */
@@ -24,17 +31,12 @@ export const SECRET_OVERLAP_MS = 24 * 3_600_000;
  */
 export const UNDELIVERED_BEFORE_DISABLING_MS = (5 * 24 + 42) * 3_600_000;
 
-/** The service disables an endpoint that had no successful delivery for 5 days. */
-const DISABLE_AFTER_MS = 5 * 24 * 3_600_000;
-
 /** A Disabled endpoint as the trigger last saw it. */
 export interface MissedWindow {
 	endpointId: number;
 	/** the endpoint's updatedAt when it was found Disabled (about when it was disabled) */
 	disabledSince: string | null;
 	disabledReason: string | null;
-	/** the endpoint record's lastDeliveryAt, kept when the record is removed on deactivation */
-	lastDeliveryAt?: number;
 }
 
 export interface MissedEventsNotice {
@@ -45,12 +47,7 @@ export interface MissedEventsNotice {
 	/** events created from here to `missedUntil` may never have been delivered */
 	missedFrom: string | null;
 	missedUntil: string;
-	/**
-	 * Orders created from here (the last delivery the trigger verified, or the disabling if earlier;
-	 * the service's clock) to `worksAgainAt` had no order.created event: what catch-up reads.
-	 */
-	catchUpFrom: string | null;
-	/** when the endpoint works again, by the service's clock (its updatedAt or createdAt then) */
+	/** when the endpoint works again, by the service's clock (its updatedAt or createdAt then): no delivery was under way before */
 	worksAgainAt: string;
 	message: string;
 }
@@ -63,9 +60,6 @@ export function missedEventsNotice(window: MissedWindow, nowMs: number, worksAga
 	const since = window.disabledSince ? Date.parse(window.disabledSince) : NaN;
 	const missedFrom = Number.isFinite(since) ? new Date(since - UNDELIVERED_BEFORE_DISABLING_MS).toISOString() : null;
 	const missedUntil = new Date(nowMs).toISOString();
-	// without a verified delivery, the last success was at least 5 days before the disabling
-	const lastSuccess = window.lastDeliveryAt ?? (Number.isFinite(since) ? since - DISABLE_AFTER_MS : NaN);
-	const from = Math.min(lastSuccess, Number.isFinite(since) ? since : Infinity);
 	const works = worksAgainAt !== undefined && Number.isFinite(Date.parse(worksAgainAt)) ? worksAgainAt : missedUntil;
 	return {
 		reEnabledAt: missedUntil,
@@ -73,13 +67,13 @@ export function missedEventsNotice(window: MissedWindow, nowMs: number, worksAga
 		disabledReason: window.disabledReason,
 		missedFrom,
 		missedUntil,
-		catchUpFrom: Number.isFinite(from) ? new Date(from).toISOString() : null,
 		worksAgainAt: works,
 		message:
 			`Webhook endpoint ${window.endpointId} was Disabled (${window.disabledReason ?? 'by a user'}` +
 			`${window.disabledSince ? ` since about ${window.disabledSince}` : ''}). The service does not resend events it could not deliver: ` +
-			`events created ${missedFrom ? `from ${missedFrom} ` : ''}until ${missedUntil} may be missing. Catch up by listing orders ` +
-			'with a start date covering that window (Marketplace node, Order > Get Many).',
+			`events created ${missedFrom ? `from ${missedFrom} ` : ''}until ${missedUntil} may be missing. With Catch Up Missed Orders on, ` +
+			'the trigger brings the orders created meanwhile; cancellations, returns and brand health changes of that window are not recovered ' +
+			'(read them with the Marketplace node).',
 	};
 }
 
@@ -92,8 +86,6 @@ export interface EndpointRecord {
 	/** Unix ms */
 	previousSecretUntil?: number;
 	eventTypes: string[];
-	/** how the record came to be: 'created' by create(), 'adopted' by checkExists() */
-	origin: 'created' | 'adopted';
 	/** set when a Disabled endpoint was re-enabled or replaced; shown once, on the next event */
 	missedEvents?: MissedEventsNotice;
 	/** Unix ms of the last rotation the trigger made because of a rotation it did not make */
@@ -102,13 +94,11 @@ export interface EndpointRecord {
 	secretAt?: number;
 	/** Unix ms of a recent delivery verified with a held secret (saved in steps, so up to minutes behind) */
 	lastVerifiedAt?: number;
-	/** Unix ms of the end of the second of the newest webhook-timestamp verified: the service's clock, where a catch-up starts */
-	lastDeliveryAt?: number;
 }
 
 type Bag = Record<string, unknown>;
 
-function section(data: Bag, name: 'endpoints' | 'seen' | 'missed'): Bag {
+function section(data: Bag, name: 'endpoints' | 'seen' | 'missed' | 'orders' | 'caughtUpTo'): Bag {
 	const value = data[name];
 	return isRecord(value) ? value : {};
 }
@@ -185,6 +175,26 @@ export function loadSeen(data: Bag, url: string): DedupStore {
 
 export function saveSeen(data: Bag, url: string, store: DedupStore): void {
 	data.seen = { ...section(data, 'seen'), [url]: store.toState() as unknown as Bag };
+}
+
+export function loadOrders(data: Bag, url: string): DedupStore {
+	return DedupStore.fromState(section(data, 'orders')[url]);
+}
+
+export function saveOrders(data: Bag, url: string, store: DedupStore): void {
+	data.orders = { ...section(data, 'orders'), [url]: store.toState() as unknown as Bag };
+}
+
+export function getCaughtUpTo(data: Bag, url: string): number | undefined {
+	const value = section(data, 'caughtUpTo')[url];
+	return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+export function setCaughtUpTo(data: Bag, url: string, ms: number | undefined): void {
+	const cursors = { ...section(data, 'caughtUpTo') };
+	if (ms === undefined) delete cursors[url];
+	else cursors[url] = ms;
+	data.caughtUpTo = cursors;
 }
 
 export type { DedupState };

@@ -61,8 +61,8 @@ export interface VerifyInput {
 	rawBody: Buffer;
 	/** parsed keys (see parseSecret): the current one and, during a rotation overlap, the previous */
 	secrets: Buffer[];
-	/** current Unix time in seconds; default: the system clock */
-	nowSeconds?: number;
+	/** current Unix time in seconds (the caller's clock: the verifier reads none of its own) */
+	nowSeconds: number;
 	/** allowed absolute difference between webhook-timestamp and now; default 300 */
 	toleranceSeconds?: number;
 }
@@ -194,7 +194,7 @@ export function verifyWebhook(input: VerifyInput): VerifyResult {
 		return fail('bad-timestamp', 'Header webhook-timestamp must be an integer number of seconds');
 	}
 	const timestamp = Number(timestampText);
-	const now = input.nowSeconds ?? Math.floor(Date.now() / 1000);
+	const now = input.nowSeconds;
 	const tolerance = input.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
 	if (now - timestamp > tolerance) {
 		return fail('timestamp-too-old', `Timestamp is ${now - timestamp} s old (tolerance ${tolerance} s)`);

@@ -33,10 +33,14 @@ export class SteppedClock implements TransportClock {
 		return this.draw;
 	}
 
-	/** Moves this clock and the sandbox's forward without a wait being asked for (time passing between events). */
+	/**
+	 * Moves this clock and the sandbox's forward without a wait being asked for (time passing between
+	 * events); the sandbox's deliveries are then signed at this clock's time, as the service's are at its own.
+	 */
 	async advance(ms: number): Promise<void> {
 		this.offsetMs += ms;
 		await this.sandbox?.advanceClockMs(ms);
+		await this.sandbox?.settings({ timestampSkewSeconds: Math.round(this.offsetMs / 1000) });
 	}
 
 	/** Empties `waits`. */
@@ -52,6 +56,9 @@ export function useSteppedClock(sandbox: () => SandboxControl, draw?: number): (
 		clock = new SteppedClock(sandbox(), draw);
 		setTransportClock(clock);
 	});
-	afterEach(() => setTransportClock());
+	afterEach(async () => {
+		setTransportClock();
+		await sandbox().settings({ timestampSkewSeconds: 0 });
+	});
 	return () => clock!;
 }

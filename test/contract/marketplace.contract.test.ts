@@ -363,10 +363,15 @@ describe('Marketplace Trigger: registering and deleting its endpoint', () => {
 		});
 		try {
 			const endpoint = { ...ENDPOINT, id: 41, url: HOOK_URL, description: 'Orders to n8n', eventTypes: ['order.created', 'order.cancelled'] };
-			recorder.reset({ 'POST /v1/webhook-endpoints': { status: 201, body: { webhookEndpoint: endpoint, secret: SECRET } } });
+			recorder.reset({
+				'POST /v1/webhook-endpoints': { status: 201, body: { webhookEndpoint: endpoint, secret: SECRET } },
+				// the activation check: the service's test delivery reached the trigger (401: no secret saved yet)
+				'POST /v1/webhook-endpoints/41/test': { body: { id: 7, status: 'Failed', attempts: 1, responseStatusCode: 401 } },
+			});
 			await harness.create();
 			expectSent(recorder.requests, [
 				{ request: 'POST /v1/webhook-endpoints', body: { url: HOOK_URL, description: 'Orders to n8n', eventTypes: ['order.created', 'order.cancelled'] } },
+				{ request: 'POST /v1/webhook-endpoints/41/test' },
 			]);
 
 			recorder.reset({

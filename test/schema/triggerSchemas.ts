@@ -35,7 +35,6 @@ const NOTICE = open(
 		missedUntil: timestamp('Until here'),
 		disabledSince: { type: ['string', 'null'], description: 'About when the service disabled the endpoint' },
 		disabledReason: { type: ['string', 'null'], description: 'Why: FailingDeliveries, or empty when a user disabled it' },
-		catchUpFrom: { type: ['string', 'null'], description: 'Catch Up Missed Orders read orders created from here (date and time, UTC)' },
 		worksAgainAt: text('When the endpoint worked again, by the service\'s clock'),
 		caughtUpOrders: { type: 'integer', description: 'With Catch Up Missed Orders: how many missed orders this run brought' },
 		catchUp: text('With Catch Up Missed Orders, why nothing was caught up here, e.g. another n8n process did it'),
@@ -64,6 +63,11 @@ export const MARKETPLACE_TRIGGER_SCHEMA: JsonSchema = {
 			currentError: open('With Fetch Current State: why that read failed', { message: text('What went wrong') }, ['message']),
 			headers: open('With Include Headers: the delivery\'s HTTP headers'),
 			caughtUp: { type: 'boolean', const: true, description: 'Only on an order brought by Catch Up Missed Orders: its event never came' },
+			catchUpWindow: open(
+				'Only on an order brought by Catch Up Missed Orders: the orders created in this window (the service\'s clock) were read',
+				{ from: timestamp('From here'), to: timestamp('Until here') },
+				['from', 'to'],
+			),
 			notice: NOTICE,
 			refusedDeliveries: open(
 				'Deliveries refused (401) since the last event, in this n8n process: how many, and the last reason',
@@ -104,9 +108,8 @@ export const POLLING_TRIGGER_SCHEMA: JsonSchema = {
 	),
 };
 
-/** The committed file of each schema: the Marketplace Trigger's versions 1 and 2 have the same items. */
+/** The committed file of each schema (the Marketplace Trigger's one version is 2). */
 export const TRIGGER_SCHEMA_FILES: Record<string, JsonSchema> = {
-	'MarketplaceTrigger/__schema__/v1.0.0.json': MARKETPLACE_TRIGGER_SCHEMA,
 	'MarketplaceTrigger/__schema__/v2.0.0.json': MARKETPLACE_TRIGGER_SCHEMA,
 	'MarketplacePollingTrigger/__schema__/v1.0.0.json': POLLING_TRIGGER_SCHEMA,
 };

@@ -100,7 +100,7 @@ test('a late real order.created event of a caught-up order starts nothing; with 
 
 test('with the option off the first event carries only the notice', async () => {
 	const { t, brandId } = await outage();
-	t.node.parameters.options = {};
+	t.node.parameters.options = { catchUpMissedOrders: false };
 	expect(await t.checkExists()).toBe(true);
 	await bench.control.createOrder({ brandId });
 	await t.waitForRuns(2);

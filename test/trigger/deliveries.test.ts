@@ -11,8 +11,9 @@ import { dedupKey } from '../../nodes/MarketplaceTrigger/events';
 import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
 import { pendingCount, SETTLE_SCHEDULE, SYNC_EVENT_TYPE } from '../../nodes/MarketplaceTrigger/settle';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
+import { transportClock } from '../../nodes/shared/transport/clock';
 import { useSteppedClock } from '../action/clock';
-import { HARNESS_SETTLE, idsStored, TriggerBench, eventually, recordOf, settledRuns, type TriggerHarness } from './helpers';
+import { forgetActivationTraffic, HARNESS_SETTLE, idsStored, TriggerBench, eventually, recordOf, settledRuns, type TriggerHarness } from './helpers';
 
 const bench = new TriggerBench();
 beforeAll(async () => await bench.start());
@@ -26,12 +27,13 @@ async function activeTrigger(parameters: IDataObject = {}) {
 	const user = await bench.user();
 	const t = await bench.trigger(user.apiKey, parameters);
 	await t.activate();
+	await forgetActivationTraffic(t);
 	const [endpoint] = await bench.endpointsOf(user.userId);
 	return { ...user, t, endpoint };
 }
 
 /** A delivery signed by hand with the given secrets (for what the sandbox cannot produce). */
-async function deliverSigned(t: TriggerHarness, secrets: string[], event: IDataObject, timestamp = Math.floor(Date.now() / 1000)) {
+async function deliverSigned(t: TriggerHarness, secrets: string[], event: IDataObject, timestamp = Math.floor(transportClock().now() / 1000)) {
 	const body = JSON.stringify(event);
 	const signature = secrets
 		.map((s) => signWebhook(String(event.id), timestamp, Buffer.from(body), parseSecret(s)))
@@ -109,7 +111,7 @@ test('the raw body bytes are verified, not a re-serialised body', async () => {
 	const secret = String(recordOf(t, t.webhookUrl)!.secret);
 	// same JSON value, unusual spacing and key order: a re-serialising receiver would fail it
 	const body = '{ "type":"order.created",  "id":"evt_raw_1", "createdAt":"2026-01-01T00:00:00.000Z", "data":{"orderId":5,"brandId":1} }';
-	const ts = Math.floor(Date.now() / 1000);
+	const ts = Math.floor(transportClock().now() / 1000);
 	const res = await t.deliver(body, {
 		'content-type': 'application/json',
 		'webhook-id': 'evt_raw_1',
@@ -223,7 +225,7 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		await eventually(() => burst.every((id) => storedIn(t).has(dedupKey(id), Date.now())));
 		const syncs = t.requests.slice(before).filter((r) => String(r.headers['webhook-id']).startsWith('sync_'));
 		expect(syncs).toHaveLength(1);
-		expect(t.responses.at(-1)!.body).toEqual({ received: true, sync: true, missing: expect.stringMatching(/^[A-Za-z0-9_-]{60}$/) });
+		expect(t.responses.at(-1)!.body).toEqual({ received: true, sync: true, missing: expect.stringMatching(/^[A-Za-z0-9_-]{60}$/), missingOrders: expect.any(String) });
 		// "restart": process memory gone; redeliveries of all five start nothing
 		forgetProcessMemory();
 		for (const id of burst) {
@@ -236,7 +238,6 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		Object.assign(SETTLE_SCHEDULE, { confirmAfterMs: 0 });
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		const scope = `harness-trigger-workflow|${t.webhookUrl}`;
 		expect((await deliverSigned(t, [secret], orderEvent('evt_overwritten'))).status).toBe(200);
 		const before = structuredClone(t.staticData);
 		await tick();
@@ -247,11 +248,11 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		await tick();
 		await eventually(() => storedIn(t).has(dedupKey('evt_overwritten'), Date.now()));
 		expect(t.responses.at(-1)!.body).toMatchObject({ sync: true, missing: dedupKey('evt_overwritten') });
-		expect(pendingCount(scope)).toBe(1);
+		expect(pendingCount(t.webhookUrl)).toBe(1);
 		// the next sync finds it stored and settles it
 		await tick();
-		await eventually(() => pendingCount(scope) === 0);
-		expect(t.responses.at(-1)!.body).toEqual({ received: true, sync: true, missing: '' });
+		await eventually(() => pendingCount(t.webhookUrl) === 0);
+		expect(t.responses.at(-1)!.body).toMatchObject({ received: true, sync: true, missing: '' });
 		forgetProcessMemory();
 		expect((await deliverSigned(t, [secret], orderEvent('evt_overwritten'))).body).toMatchObject({ ignored: 'duplicate' });
 		expect(await settledRuns(t)).toBe(1);
@@ -261,14 +262,13 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		Object.assign(SETTLE_SCHEDULE, { confirmAfterMs: 60_000 });
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		const scope = `harness-trigger-workflow|${t.webhookUrl}`;
 		expect((await deliverSigned(t, [secret], orderEvent('evt_young'))).status).toBe(200);
 		await tick();
 		await eventually(() => storedIn(t).has(dedupKey('evt_young'), Date.now()));
 		await tick();
 		await eventually(() => (t.responses.at(-1)!.body as IDataObject).missing === '');
 		// stored, but too young to be settled: another process's request may still be running
-		expect(pendingCount(scope)).toBe(1);
+		expect(pendingCount(t.webhookUrl)).toBe(1);
 	});
 
 	test('a new id does not wait for the older ids\' settling check: the loop wakes and stores it within firstMs', async () => {
@@ -332,23 +332,21 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, confirmAfterMs: 1, confirmBatchMs: 2_000 });
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		const scope = `harness-trigger-workflow|${t.webhookUrl}`;
 		expect((await deliverSigned(t, [secret], orderEvent('evt_batch_1'))).status).toBe(200);
 		await tick();
 		await eventually(() => storedIn(t).has(dedupKey('evt_batch_1'), Date.now()));
 		// due at once (confirmAfterMs 1), yet the settling sync waits confirmBatchMs after the storing one
 		await eventually(() => waits.length === 2);
 		expect(waits[1]).toBeGreaterThan(1_500);
-		expect(pendingCount(scope)).toBe(1);
+		expect(pendingCount(t.webhookUrl)).toBe(1);
 		await tick();
-		await eventually(() => pendingCount(scope) === 0);
+		await eventually(() => pendingCount(t.webhookUrl) === 0);
 	});
 
 	test('an id found stored is not given up, however many syncs of a burst carry it before it can be settled', async () => {
 		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, confirmAfterMs: 60_000 });
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		const scope = `harness-trigger-workflow|${t.webhookUrl}`;
 		expect((await deliverSigned(t, [secret], orderEvent('evt_first'))).status).toBe(200);
 		await tick();
 		await eventually(() => storedIn(t).has(dedupKey('evt_first'), Date.now()));
@@ -358,7 +356,7 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 			await tick();
 			await eventually(() => storedIn(t).has(dedupKey(`evt_next_${i}`), Date.now()));
 		}
-		expect(pendingCount(scope)).toBe(SETTLE_SCHEDULE.maxSyncsPerId + 3);
+		expect(pendingCount(t.webhookUrl)).toBe(SETTLE_SCHEDULE.maxSyncsPerId + 3);
 		expect((await deliverSigned(t, [secret], orderEvent('evt_last'))).status).toBe(200);
 		await t.waitForRuns(SETTLE_SCHEDULE.maxSyncsPerId + 4);
 		expect(t.runs.at(-1)![0][0].json.storageWarning).toBeUndefined();
@@ -483,7 +481,7 @@ describe('refusals: what is known, and no rotation on unauthenticated evidence',
 	/** Signed over one body, sent with another: a proxy that re-encoded it on the way. */
 	async function deliverChanged(t: TriggerHarness, secret: string, event: IDataObject) {
 		const signed = JSON.stringify(event);
-		const timestamp = Math.floor(Date.now() / 1000);
+		const timestamp = Math.floor(transportClock().now() / 1000);
 		return await t.deliver(JSON.stringify(event, null, 1), {
 			'content-type': 'application/json',
 			'webhook-id': String(event.id),
@@ -498,12 +496,13 @@ describe('refusals: what is known, and no rotation on unauthenticated evidence',
 		await bench.control.createOrder({ brandId });
 		await t.waitForRuns(1);
 		expect(t.runs[0][0][0].json.refusedDeliveries).toBeUndefined();
+		await idsStored();
 		const since = await bench.lastSeq();
 		// 23 hours later (the service would still sign with a previous secret too): nothing explains a mismatch but the body
 		await clock().advance(23 * 3_600_000);
 		expect(await deliverChanged(t, secret, orderEvent('evt_changed_1'))).toMatchObject({ status: 401, body: { reason: 'signature-mismatch' } });
 		expect(await deliverChanged(t, secret, orderEvent('evt_changed_2'))).toMatchObject({ status: 401 });
-		expect((await deliverSigned(t, [secret], orderEvent('evt_stale'), Math.floor(Date.now() / 1000) - 400)).body).toMatchObject({ reason: 'timestamp-too-old' });
+		expect((await deliverSigned(t, [secret], orderEvent('evt_stale'), Math.floor(transportClock().now() / 1000) - 400)).body).toMatchObject({ reason: 'timestamp-too-old' });
 		expect(await rotations(apiKey, since)).toBe(0);
 		expect(recordOf(t, t.webhookUrl)!.secret).toBe(secret);
 		expect(await settledRuns(t)).toBe(1);

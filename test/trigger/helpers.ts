@@ -7,6 +7,7 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
+import { sampleRequestsSettled } from '../../nodes/MarketplaceTrigger/sample';
 import { pendingCount, SETTLE_SCHEDULE } from '../../nodes/MarketplaceTrigger/settle';
 import { createTriggerHarness, type TriggerHarness } from '../engine/harness';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbox';
@@ -100,6 +101,18 @@ export class TriggerBench {
 /** The endpoint record the trigger keeps for `url` in its static data. */
 export function recordOf(harness: TriggerHarness, url: string): IDataObject | undefined {
 	return (harness.staticData.endpoints as IDataObject | undefined)?.[url] as IDataObject | undefined;
+}
+
+/**
+ * Forgets the requests, answers and runs the harness recorded so far, once the sample delivery of a
+ * manual activation is done: the activation check's test delivery (answered 401 while create()
+ * runs, before n8n saved the secret) and the sample are not deliveries the tests that follow count.
+ */
+export async function forgetActivationTraffic(harness: TriggerHarness): Promise<void> {
+	await sampleRequestsSettled();
+	harness.requests.length = 0;
+	harness.responses.length = 0;
+	harness.runs.length = 0;
 }
 
 /** Polls until `check` returns a truthy value (real time), or fails after `timeoutMs`. */

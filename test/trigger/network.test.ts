@@ -11,6 +11,7 @@ import { pendingCount } from '../../nodes/MarketplaceTrigger/settle';
 import { USER_AGENT } from '../sandbox/sender';
 import { fromService, startReverseProxy, type ReverseProxy } from '../e2e/reverseProxy';
 import { TriggerBench, eventually, settledRuns, type TriggerHarness } from './helpers';
+import { forgetActivationTraffic } from './helpers';
 
 const bench = new TriggerBench();
 let proxy: ReverseProxy;
@@ -30,6 +31,7 @@ test('one event, a burst of 5 and a back-to-back pair: ids stored with no reques
 	harness = await bench.trigger(apiKey, {}, { webhookBaseUrl: `${proxy.url}webhook` });
 	const t = harness;
 	await t.activate();
+	await forgetActivationTraffic(t);
 	const [endpoint] = await bench.endpointsOf(userId);
 	expect(endpoint.url).toBe(`${proxy.url}webhook/${t.node.webhookId}/webhook`);
 

@@ -263,12 +263,6 @@ describe('verifyWebhook: timestamp window', () => {
 		expectFailure(verifyWebhook({ headers, rawBody: body, secrets: [key], nowSeconds: NOW }), 'bad-timestamp');
 	});
 
-	test('the system clock is used when nowSeconds is omitted', () => {
-		const { input } = delivery({ timestamp: Math.floor(Date.now() / 1000) });
-		expect(verifyWebhook({ ...input, nowSeconds: undefined }).ok).toBe(true);
-		const old = delivery({ timestamp: Math.floor(Date.now() / 1000) - 3600 });
-		expectFailure(verifyWebhook({ ...old.input, nowSeconds: undefined }), 'timestamp-too-old');
-	});
 });
 
 describe('verifyWebhook: headers', () => {
@@ -496,7 +490,7 @@ describe('property: agreement with the standardwebhooks library', () => {
 				expect(signWebhook(id, timestamp, Buffer.from(body, 'utf8'), parseSecret(secret))).toBe(signature);
 				const headers = headersOf(id, timestamp, signature) as Record<string, string>;
 				expect(libraryAccepts(secret, body, headers)).toBe(true);
-				const ours = verifyWebhook({ headers, rawBody: Buffer.from(body, 'utf8'), secrets: [parseSecret(secret)] });
+				const ours = verifyWebhook({ headers, rawBody: Buffer.from(body, 'utf8'), secrets: [parseSecret(secret)], nowSeconds: NOW });
 				expect(ours).toEqual({ ok: true, id, timestamp, unknownSignatures: 0 });
 			}),
 			{ numRuns: 300 },
@@ -525,7 +519,7 @@ describe('property: agreement with the standardwebhooks library', () => {
 						.map((e) => (e === 'valid' ? valid : e.replace('VALID', valid.slice(3))))
 						.join(' ');
 					const headers = headersOf(id, timestamp, header) as Record<string, string>;
-					const ours = verifyWebhook({ headers, rawBody: Buffer.from(body, 'utf8'), secrets: [parseSecret(secret)] });
+					const ours = verifyWebhook({ headers, rawBody: Buffer.from(body, 'utf8'), secrets: [parseSecret(secret)], nowSeconds: NOW });
 					expect(ours.ok).toBe(libraryAccepts(secret, body, headers));
 					expect(ours.ok).toBe(Math.abs(offset) <= 300 && entries.includes('valid'));
 				},

@@ -1,0 +1,111 @@
+/**
+ * One request's view of what the static data holds for its endpoint: loaded once per request,
+ * united with what this process knows (memory.ts), and written back only where it changed (every
+ * write makes n8n save the whole static data). Pure: no n8n imports.
+ */
+import type { DedupStore } from './dedup';
+import type { EndpointMemory } from './memory';
+import {
+	getCaughtUpTo,
+	getRecord,
+	loadOrders,
+	loadSeen,
+	saveOrders,
+	saveSeen,
+	setCaughtUpTo,
+	setRecord,
+	type EndpointRecord,
+} from './state';
+
+/** The time of the last verified delivery is saved when it moved this far (each save writes the whole static data). */
+const VERIFIED_AT_STEP_MS = 10 * 60_000;
+
+type Bag = Record<string, unknown>;
+
+export class StoredEndpoint {
+	/** the endpoint record (a copy: change it, then call `recordChanged`) */
+	record: EndpointRecord | undefined;
+	/** accepted webhook-ids and caught-up orders */
+	readonly seen: DedupStore;
+	/** orders whose order.created event was accepted and that no catch-up window has passed yet */
+	readonly orders: DedupStore;
+	/** every order created before this (the service's clock, Unix ms) ran or was caught up */
+	caughtUpTo: number | undefined;
+	private readonly changed = new Set<'record' | 'seen' | 'orders' | 'cursor'>();
+
+	constructor(
+		private readonly data: Bag,
+		readonly url: string,
+	) {
+		this.record = getRecord(data, url);
+		this.seen = loadSeen(data, url);
+		this.orders = loadOrders(data, url);
+		this.caughtUpTo = getCaughtUpTo(data, url);
+	}
+
+	/**
+	 * Unites the stored state with what this process knows, as of `nowMs`: the ids and orders it
+	 * accepted (a save of another request or process may have dropped them), its catch-up cursor,
+	 * the notice it already showed and when it last verified a delivery. This process's memory then
+	 * holds the union, so later requests see it too.
+	 */
+	absorb(memory: EndpointMemory, nowMs: number): void {
+		if (this.seen.merge(memory.accepted)) this.changed.add('seen');
+		this.seen.prune(nowMs);
+		memory.accepted = this.seen;
+		if (memory.caughtUpTo > (this.caughtUpTo ?? -Infinity)) this.setCaughtUpTo(memory.caughtUpTo);
+		if (this.orders.merge(memory.acceptedOrders)) this.changed.add('orders');
+		// an order is kept only until a catch-up window has passed it
+		if (this.caughtUpTo !== undefined) this.orders.prune(this.caughtUpTo);
+		memory.acceptedOrders = this.orders;
+		const record = this.record;
+		if (!record) return;
+		if (record.missedEvents && memory.shownNotices.has(record.missedEvents.reEnabledAt)) {
+			delete record.missedEvents;
+			this.changed.add('record');
+		}
+		const verified = memory.lastVerifiedAt;
+		if (verified !== undefined && verified - (record.lastVerifiedAt ?? 0) >= VERIFIED_AT_STEP_MS) {
+			record.lastVerifiedAt = verified;
+			this.changed.add('record');
+		}
+	}
+
+	addSeen(keys: DedupStore): void {
+		if (this.seen.merge(keys)) this.changed.add('seen');
+	}
+
+	addOrders(keys: DedupStore): void {
+		if (this.orders.merge(keys)) this.changed.add('orders');
+	}
+
+	/** Remembers a webhook-id (or a caught-up order's key) until `untilMs`. */
+	rememberSeen(key: string, untilMs: number): void {
+		this.seen.remember(key, untilMs);
+		this.changed.add('seen');
+	}
+
+	/** Remembers an order whose event was accepted, until a catch-up window passes its creation. */
+	rememberOrder(key: string, createdAtMs: number): void {
+		this.orders.remember(key, createdAtMs);
+		this.changed.add('orders');
+	}
+
+	setCaughtUpTo(ms: number | undefined): void {
+		this.caughtUpTo = ms;
+		this.changed.add('cursor');
+	}
+
+	recordChanged(): void {
+		this.changed.add('record');
+	}
+
+	/** Writes what changed back into the static data. */
+	save(): void {
+		if (this.changed.has('seen')) saveSeen(this.data, this.url, this.seen);
+		if (this.changed.has('orders')) saveOrders(this.data, this.url, this.orders);
+		if (this.changed.has('cursor')) setCaughtUpTo(this.data, this.url, this.caughtUpTo);
+		if (this.changed.has('record') && this.record) setRecord(this.data, this.url, this.record);
+		this.changed.clear();
+	}
+}
