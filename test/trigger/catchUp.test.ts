@@ -8,8 +8,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
-import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
-import { TriggerBench, outageOf, recordOf, settledRuns, type TriggerHarness } from './helpers';
+import { deliverWithSecret, TriggerBench, outageOf, settledRuns, type TriggerHarness } from './helpers';
 
 const bench = new TriggerBench();
 beforeAll(async () => await bench.start());
@@ -21,17 +20,6 @@ const outage = async () => await outageOf(bench, { options: { catchUpMissedOrder
 
 const itemsOf = (t: TriggerHarness, run: number) => t.runs[run][0].map((i) => i.json);
 
-async function deliverSigned(t: TriggerHarness, event: IDataObject) {
-	const secret = String(recordOf(t, t.webhookUrl)!.secret);
-	const body = JSON.stringify(event);
-	const timestamp = Math.floor(Date.now() / 1000);
-	return await t.deliver(body, {
-		'content-type': 'application/json',
-		'webhook-id': String(event.id),
-		'webhook-timestamp': String(timestamp),
-		'webhook-signature': signWebhook(String(event.id), timestamp, Buffer.from(body), parseSecret(secret)),
-	});
-}
 
 test('re-enabled by activation: the first event brings the missed orders, each once, shaped like order.created items and marked; never again', async () => {
 	const { t, brandId, before, missed } = await outage();
@@ -94,7 +82,7 @@ test('a late real order.created event of a caught-up order starts nothing; with 
 	const first = itemsOf(t, 1)[0];
 	expect(first.current).toMatchObject({ id: missed[0], brandId });
 	const late = { id: 'evt_late_real_event', type: 'order.created', createdAt: new Date().toISOString(), data: { brandId, orderId: missed[0] } };
-	expect((await deliverSigned(t, late)).body).toMatchObject({ ignored: 'order-caught-up', orderId: missed[0] });
+	expect((await deliverWithSecret(t, late)).body).toMatchObject({ ignored: 'order-caught-up', orderId: missed[0] });
 	expect(await settledRuns(t)).toBe(2);
 });
 

@@ -9,6 +9,8 @@ import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
 import { sampleRequestsSettled } from '../../nodes/MarketplaceTrigger/sample';
 import { pendingCount, SETTLE_SCHEDULE } from '../../nodes/MarketplaceTrigger/settle';
+import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
+import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { createTriggerHarness, type TriggerHarness } from '../engine/harness';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbox';
 
@@ -113,6 +115,19 @@ export async function forgetActivationTraffic(harness: TriggerHarness): Promise<
 	harness.requests.length = 0;
 	harness.responses.length = 0;
 	harness.runs.length = 0;
+}
+
+/** An event signed by hand with the trigger's current secret at `t`'s production URL, as the service would sign it now. */
+export async function deliverWithSecret(t: TriggerHarness, event: IDataObject) {
+	const secret = String(recordOf(t, t.webhookUrl)!.secret);
+	const body = JSON.stringify(event);
+	const timestamp = Math.floor(Date.now() / 1000);
+	return await t.deliver(body, {
+		'content-type': 'application/json',
+		'webhook-id': String(event.id),
+		'webhook-timestamp': String(timestamp),
+		'webhook-signature': signWebhook(String(event.id), timestamp, Buffer.from(body), parseSecret(secret)),
+	});
 }
 
 /** Polls until `check` returns a truthy value (real time), or fails after `timeoutMs`. */

@@ -9,8 +9,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
 import { IN_FLIGHT_MS, MAX_CAUGHT_UP_PER_RUN } from '../../nodes/MarketplaceTrigger/catchUp';
-import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
-import { eventually, forgetActivationTraffic, idsStored, recordOf, settledRuns, TriggerBench, type TriggerHarness } from './helpers';
+import { deliverWithSecret, eventually, forgetActivationTraffic, idsStored, settledRuns, TriggerBench, type TriggerHarness } from './helpers';
 
 const bench = new TriggerBench();
 beforeAll(async () => await bench.start());
@@ -36,18 +35,6 @@ async function active(parameters: IDataObject = {}) {
 	return { ...user, t, endpoint, reads };
 }
 
-/** An event signed by hand with the trigger's secret, as the service's retry of it would be. */
-async function deliverSigned(t: TriggerHarness, event: IDataObject) {
-	const secret = String(recordOf(t, t.webhookUrl)!.secret);
-	const body = JSON.stringify(event);
-	const timestamp = Math.floor(Date.now() / 1000);
-	return await t.deliver(body, {
-		'content-type': 'application/json',
-		'webhook-id': String(event.id),
-		'webhook-timestamp': String(timestamp),
-		'webhook-signature': signWebhook(String(event.id), timestamp, Buffer.from(body), parseSecret(secret)),
-	});
-}
 
 /** The deliveries `deliveryIds` as the sandbox holds them now. */
 const deliveriesOf = async (endpointId: number, deliveryIds: number[]) =>
@@ -227,7 +214,7 @@ test('an order whose own delivery arrives while its catch-up is under way runs o
 	await bench.control.injectFault({ route: 'listOrders', mode: 'hang', hangMs: 400, count: 1 });
 	const live = await bench.control.createOrder({ brandId });
 	await new Promise((r) => setTimeout(r, 100));
-	const retry = await deliverSigned(t, missed.event);
+	const retry = await deliverWithSecret(t, missed.event);
 	await t.waitForRuns(3);
 	expect(await settledRuns(t)).toBe(3);
 	const ids = [missed.order.id as number, live.order.id as number];
