@@ -45,7 +45,7 @@ import { isActivationProbe } from './reachability';
 import { recoverSecret, refuse } from './refusals';
 import { answerWithSample } from './sample';
 import { noteAccepted, receiveSync, storageProblem, SYNC_EVENT_TYPE, syncTargetOf, type AcceptedKey } from './settle';
-import { SECRET_OVERLAP_MS, verificationKeys } from './state';
+import { SECRET_OVERLAP_MS, verificationKeys, type MissedEventsNotice } from './state';
 import { StoredEndpoint } from './stored';
 
 export { forgetProcessMemory } from './memory';
@@ -115,10 +115,13 @@ async function rawBodyOf(request: RawRequest): Promise<Buffer | undefined> {
 	return Buffer.isBuffer(request.rawBody) ? request.rawBody : undefined;
 }
 
-async function readCurrentState(
-	ctx: IWebhookFunctions,
-	event: EventEnvelope,
-): Promise<{ current?: unknown; currentError?: IDataObject; retryLater?: IDataObject }> {
+interface CurrentState {
+	current?: unknown;
+	currentError?: IDataObject;
+	retryLater?: IDataObject;
+}
+
+async function readCurrentState(ctx: IWebhookFunctions, event: EventEnvelope): Promise<CurrentState> {
 	const read = stateReadFor(event);
 	if (!read) return {};
 	try {
@@ -220,6 +223,62 @@ function holdKeys(memory: EndpointMemory, keys: string[]): () => void {
 	};
 }
 
+/** Waits while a request of this process processes one of `keys`, then holds them; returns what releases them. */
+async function waitAndHold(memory: EndpointMemory, keys: string[]): Promise<() => void> {
+	const running = () => keys.map((k) => memory.inFlight.get(k)).find(Boolean);
+	for (let other = running(); other; other = running()) await other;
+	return holdKeys(memory, keys);
+}
+
+/** What step 5b brought: caught-up order items and what the notice says of them, or a 503 to answer. */
+type CatchUpOutcome = { items: IDataObject[]; note: IDataObject } | { retryLater: IDataObject };
+
+/** Step 5b: the orders a gap may have lost (catchUp.ts), when a catch-up is due; their keys stay held until released. */
+async function catchUpMissed(
+	d: Delivery,
+	eventAt: number,
+	notice: MissedEventsNotice | undefined,
+	withCurrent: boolean,
+	hold: (keys: string[]) => void,
+): Promise<CatchUpOutcome> {
+	const { stored, memory, now } = d;
+	if (stored.caughtUpTo === undefined) {
+		// nothing says what came before: start here
+		if (Number.isFinite(eventAt)) stored.setCaughtUpTo(eventAt);
+		return { items: [], note: {} };
+	}
+	const window = dueWindow(stored, memory, eventAt, notice);
+	if (!window) return { items: [], note: {} };
+	try {
+		const result = await catchUpOrders(d.ctx, window, stored, memory, now, FETCH_TRANSPORT, withCurrent, hold);
+		memory.caughtUpSinceStart = true;
+		if (!result.ran) return { items: [], note: { catchUp: result.reason } };
+		stored.setCaughtUpTo(result.to);
+		memory.caughtUpTo = Math.max(memory.caughtUpTo, result.to);
+		return { items: result.events, note: { caughtUpOrders: result.events.length } };
+	} catch (error) {
+		const failure = readFailure(error);
+		if (!isTransient(failure)) return { items: [], note: { catchUpError: failure.message } };
+		d.ctx.logger.warn(`Marketplace Trigger could not read the orders a gap may have lost (${failure.message}); asking the service to retry`);
+		return { retryLater: { error: 'catch-up-unavailable', retry: true, message: failure.message } };
+	}
+}
+
+/** The event's item: the envelope, what the options add, and what this process has to tell (refusals, storage). */
+function itemOf(d: Delivery, event: EventEnvelope, state: CurrentState, options: ReceiveOptions): IDataObject {
+	const json: IDataObject = { id: event.id, type: event.type, createdAt: event.createdAt, data: event.data as IDataObject };
+	if (state.current !== undefined) json.current = state.current as IDataObject;
+	if (state.currentError !== undefined) json.currentError = state.currentError;
+	if (options.includeHeaders === true) json.headers = d.request.headers as IDataObject;
+	if (d.memory.refusals) {
+		json.refusedDeliveries = { ...d.memory.refusals };
+		d.memory.refusals = undefined;
+	}
+	const problem = storageProblem(d.memory);
+	if (problem) json.storageWarning = problem;
+	return json;
+}
+
 /** Steps 4 to 6 for a verified event the workflow subscribes to. */
 async function acceptEvent(
 	d: Delivery,
@@ -237,25 +296,19 @@ async function acceptEvent(
 	// 4. duplicates: of the delivery, and of an order a catch-up brought
 	const key = dedupKey(webhookId);
 	const order = event.type === ORDER_CREATED ? orderKey(event.data.orderId) : undefined;
-	const keys = order ? [key, order] : [key];
-	for (let running = keys.map((k) => memory.inFlight.get(k)).find(Boolean); running; running = keys.map((k) => memory.inFlight.get(k)).find(Boolean)) {
-		await running;
-	}
-	stored.absorb(memory, now);
-	if (stored.seen.has(key, now)) {
-		// the service sent it again, so it did not get an answer: remember it from this attempt on
-		stored.rememberSeen(key, idKeptUntil(event, now));
-		return acknowledge(d, 'duplicate', { id: webhookId });
-	}
-	if (order && stored.seen.has(order, now)) {
-		stored.rememberSeen(key, idKeptUntil(event, now));
-		return acknowledge(d, 'order-caught-up', { id: webhookId, orderId: event.data.orderId as IDataObject[string] });
-	}
-	const release = holdKeys(memory, keys);
+	const release = await waitAndHold(memory, order ? [key, order] : [key]);
 	let releaseCaughtUp = () => {};
 	try {
+		stored.absorb(memory, now);
+		const seenBefore = stored.seen.has(key, now) ? 'duplicate' : order && stored.seen.has(order, now) ? 'order-caught-up' : undefined;
+		if (seenBefore) {
+			// the service sent it again, so it did not get an answer: remember it from this attempt on
+			stored.rememberSeen(key, idKeptUntil(event, now));
+			return acknowledge(d, seenBefore, { id: webhookId, ...(seenBefore === 'order-caught-up' ? { orderId: event.data.orderId as IDataObject[string] } : {}) });
+		}
+
 		// 5a. current state
-		let state: Awaited<ReturnType<typeof readCurrentState>> = {};
+		let state: CurrentState = {};
 		if (options.fetchCurrentState === true) {
 			state = await readCurrentState(ctx, event);
 			if (state.retryLater) {
@@ -267,79 +320,38 @@ async function acceptEvent(
 
 		// 5b. orders a gap may have lost
 		const notice = stored.record?.missedEvents;
-		const noticeShown = notice !== undefined && !memory.shownNotices.has(notice.reEnabledAt);
-		let caughtUp: IDataObject[] = [];
-		const catchUpNote: IDataObject = {};
-		if (!catchUp) {
-			if (stored.caughtUpTo !== undefined && production) stored.setCaughtUpTo(undefined);
-		} else if (stored.caughtUpTo === undefined) {
-			// nothing says what came before: start here
-			if (Number.isFinite(eventAt)) stored.setCaughtUpTo(eventAt);
-		} else {
-			const window = dueWindow(stored, memory, eventAt, noticeShown ? notice : undefined);
-			if (window) {
-				try {
-					const hold = (held: string[]) => (releaseCaughtUp = holdKeys(memory, held));
-					const result = await catchUpOrders(ctx, window, stored, memory, now, FETCH_TRANSPORT, options.fetchCurrentState === true, hold);
-					memory.caughtUpSinceStart = true;
-					if (result.ran) {
-						caughtUp = result.events;
-						for (const item of caughtUp) stored.rememberSeen(orderKey((item.data as IDataObject).orderId), caughtUpUntil(Date.parse(String(item.createdAt)), now));
-						stored.setCaughtUpTo(result.to);
-						memory.caughtUpTo = Math.max(memory.caughtUpTo, result.to);
-						catchUpNote.caughtUpOrders = caughtUp.length;
-					} else {
-						catchUpNote.catchUp = result.reason;
-					}
-				} catch (error) {
-					const failure = readFailure(error);
-					if (isTransient(failure)) {
-						ctx.logger.warn(`Marketplace Trigger could not read the orders a gap may have lost (${failure.message}); asking the service to retry`);
-						return reply(d, 503, { error: 'catch-up-unavailable', retry: true, message: failure.message });
-					}
-					catchUpNote.catchUpError = failure.message;
-				}
-			}
-		}
+		const noticeDue = notice !== undefined && !memory.shownNotices.has(notice.reEnabledAt) ? notice : undefined;
+		if (!catchUp && production && stored.caughtUpTo !== undefined) stored.setCaughtUpTo(undefined);
+		const hold = (held: string[]) => (releaseCaughtUp = holdKeys(memory, held));
+		const caught = catchUp ? await catchUpMissed(d, eventAt, noticeDue, options.fetchCurrentState === true, hold) : { items: [], note: {} };
+		if ('retryLater' in caught) return reply(d, 503, caught.retryLater);
 
-		// 6. record and emit
-		stored.rememberSeen(key, idKeptUntil(event, now));
-		if (order && catchUp && Number.isFinite(eventAt)) stored.rememberOrder(order, eventAt);
+		// 6. record the keys (settle.ts keeps them stored) and emit
+		const accepted: AcceptedKey[] = [{ key, kind: 'ids', untilMs: idKeptUntil(event, now) }];
+		if (order && catchUp && Number.isFinite(eventAt)) accepted.push({ key: order, kind: 'orders', untilMs: eventAt });
+		for (const item of caught.items) {
+			const untilMs = caughtUpUntil(Date.parse(String(item.createdAt)), now);
+			accepted.push({ key: orderKey((item.data as IDataObject).orderId), kind: 'ids', untilMs });
+		}
+		for (const accept of accepted) stored.remember(accept);
 		const target = syncTargetOf(d.request);
 		const secret = stored.record?.secret;
 		// production deliveries only: a test URL serves one request and is gone
-		if (production && secret && target) {
-			const accepted: AcceptedKey[] = [{ key, kind: 'ids', untilMs: idKeptUntil(event, now) }];
-			if (order && catchUp && Number.isFinite(eventAt)) accepted.push({ key: order, kind: 'orders', untilMs: eventAt });
-			for (const item of caughtUp) {
-				const caughtKey = orderKey((item.data as IDataObject).orderId);
-				accepted.push({ key: caughtKey, kind: 'ids', untilMs: caughtUpUntil(Date.parse(String(item.createdAt)), now) });
-			}
-			noteAccepted(ctx, memory, target, secret, accepted);
-		}
+		if (production && secret && target) noteAccepted(ctx, memory, target, secret, accepted);
 
-		const json: IDataObject = { id: event.id, type: event.type, createdAt: event.createdAt, data: event.data as IDataObject };
-		if (state.current !== undefined) json.current = state.current as IDataObject;
-		if (state.currentError !== undefined) json.currentError = state.currentError;
-		if (options.includeHeaders === true) json.headers = d.request.headers as IDataObject;
-		if (memory.refusals) {
-			json.refusedDeliveries = { ...memory.refusals };
-			memory.refusals = undefined;
-		}
-		const problem = storageProblem(memory);
-		if (problem) json.storageWarning = problem;
-		if (noticeShown && notice) {
-			memory.shownNotices.add(notice.reEnabledAt);
+		const json = itemOf(d, event, state, options);
+		if (noticeDue) {
+			memory.shownNotices.add(noticeDue.reEnabledAt);
 			// the process that claimed the catch-up shows the notice with its orders
-			if (catchUpNote.catchUp !== 'claimed-by-another-process') json.notice = { ...notice, ...catchUpNote } as unknown as IDataObject;
+			if (caught.note.catchUp !== 'claimed-by-another-process') json.notice = { ...noticeDue, ...caught.note } as unknown as IDataObject;
 			delete stored.record!.missedEvents;
 			stored.recordChanged();
 		}
-		const items = [...caughtUp.map((item) => ({ json: { ...item, notice: json.notice } })), { json }];
+		const items = [...caught.items.map((item) => ({ json: { ...item, notice: json.notice } })), { json }];
 		const answer = { received: true, id: event.id };
 		// What changed beyond the ids (a notice shown, a secret recovered, orders caught up) is saved only
 		// if the trigger answers itself; otherwise n8n answers once the execution is registered.
-		if (noticeShown || recovered || caughtUp.length > 0) return reply(d, 200, answer, [items]);
+		if (noticeDue || recovered || caught.items.length > 0) return reply(d, 200, answer, [items]);
 		stored.save();
 		return { webhookResponse: answer, workflowData: [items] };
 	} finally {

@@ -79,6 +79,12 @@ export class StoredEndpoint {
 		if (this.orders.merge(keys)) this.changed.add('orders');
 	}
 
+	/** Remembers an accepted key in the store its kind names. */
+	remember({ key, kind, untilMs }: { key: string; kind: 'ids' | 'orders'; untilMs: number }): void {
+		if (kind === 'ids') this.rememberSeen(key, untilMs);
+		else this.rememberOrder(key, untilMs);
+	}
+
 	/** Remembers a webhook-id (or a caught-up order's key) until `untilMs`. */
 	rememberSeen(key: string, untilMs: number): void {
 		this.seen.remember(key, untilMs);
