@@ -75,27 +75,15 @@ export class DedupStore {
 		if (!(Number.isInteger(maxEntries) && maxEntries > 0)) throw new RangeError('maxEntries must be a positive integer');
 	}
 
-	/**
-	 * Rebuilds a store from its serialised state; malformed parts are skipped. Also reads the
-	 * earlier form `{ ids, at }` (16-character keys, each kept 72 hours from its acceptance).
-	 */
+	/** Rebuilds a store from its serialised state; malformed parts are skipped. */
 	static fromState(state: unknown, maxEntries: number = DEFAULT_MAX_ENTRIES): DedupStore {
 		const store = new DedupStore(maxEntries);
-		if (!state || typeof state !== 'object') return store;
-		const { e, ids, at } = state as { e?: unknown; ids?: unknown; at?: unknown };
-		if (e && typeof e === 'object') {
-			for (const [minuteText, keys] of Object.entries(e as Record<string, unknown>)) {
-				const minute = parseInt(minuteText, 36);
-				if (!Number.isSafeInteger(minute)) continue;
-				for (const key of splitKeys(keys)) store.keepUntilMinute(key, minute);
-			}
-		} else if (Array.isArray(ids) && Array.isArray(at) && ids.length === at.length) {
-			for (let i = 0; i < ids.length; i++) {
-				const id = ids[i];
-				const time = at[i];
-				if (typeof id !== 'string' || id.length < KEY_LENGTH || typeof time !== 'number' || !Number.isFinite(time)) continue;
-				store.remember(id.slice(0, KEY_LENGTH), time + 72 * 3_600_000);
-			}
+		const e = state && typeof state === 'object' ? (state as { e?: unknown }).e : undefined;
+		if (!e || typeof e !== 'object') return store;
+		for (const [minuteText, keys] of Object.entries(e as Record<string, unknown>)) {
+			const minute = parseInt(minuteText, 36);
+			if (!Number.isSafeInteger(minute)) continue;
+			for (const key of splitKeys(keys)) store.keepUntilMinute(key, minute);
 		}
 		store.trim();
 		return store;

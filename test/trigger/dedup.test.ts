@@ -1,7 +1,7 @@
 /**
  * The pure id store of the Marketplace Trigger: retention by the service's retry schedule, the
- * bound (ids expiring first dropped first), the compact JSON form, merge of two copies, reading the
- * earlier form, tolerance of malformed state.
+ * bound (ids expiring first dropped first), the compact JSON form, merge of two copies, tolerance
+ * of malformed state.
  */
 import fc from 'fast-check';
 
@@ -100,18 +100,6 @@ test('compact JSON form: 12 characters per id, grouped by expiry minute; round t
 	expect(copy.has(key(0), T0 + 11 * MIN)).toBe(false);
 	expect(copy.has(key(1), T0 + 69 * MIN)).toBe(true);
 });
-
-test('reads the earlier form { ids, at } (16-character keys, kept 72 h from acceptance)', () => {
-	const old = dedupKeyV1('evt_old');
-	const store = DedupStore.fromState({ ids: [old], at: [T0] });
-	expect(store.has(dedupKey('evt_old'), T0 + 71 * HOUR)).toBe(true);
-	expect(store.has(dedupKey('evt_old'), T0 + 72 * HOUR)).toBe(false);
-});
-
-function dedupKeyV1(id: string): string {
-	// eslint-disable-next-line @typescript-eslint/no-require-imports
-	return (require('node:crypto') as typeof import('node:crypto')).createHash('sha256').update(id).digest('base64url').slice(0, 16);
-}
 
 test('malformed state gives an empty store; malformed buckets are skipped', () => {
 	for (const bad of [undefined, null, 7, 'x', [], { ids: ['a'] }, { e: 5 }, { e: { zz: 'short' } }, { e: { '1': 'a b c d e f g h' } }]) {
