@@ -35,8 +35,8 @@ import type { StoredEndpoint } from './stored';
 /** The type of a sync message; the service's event types never start with "n8n.". */
 export const SYNC_EVENT_TYPE = 'n8n.marketplace-trigger.sync';
 
-/** When the syncs are sent; tests inject the sleep and the clock. */
-export const SETTLE_SCHEDULE = {
+/** When the syncs are sent; tests change it with setSettleSchedule. */
+const SETTLE_SCHEDULE = {
 	/** how long a new id waits to be stored; ids that keep arriving meanwhile extend it by as much again */
 	firstMs: 250,
 	/**
@@ -55,6 +55,18 @@ export const SETTLE_SCHEDULE = {
 	sleep: async (ms: number): Promise<void> => await sleep(ms),
 	now: (): number => Date.now(),
 };
+
+export type SettleSchedule = typeof SETTLE_SCHEDULE;
+
+/** The schedule now (tests read its limits). */
+export function settleSchedule(): Readonly<SettleSchedule> {
+	return SETTLE_SCHEDULE;
+}
+
+/** Changes the schedule's waits, sleep or clock (tests: to prove it without waiting it out). */
+export function setSettleSchedule(changes: Partial<SettleSchedule>): void {
+	Object.assign(SETTLE_SCHEDULE, changes);
+}
 
 interface PendingId {
 	untilMs: number;

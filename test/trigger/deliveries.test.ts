@@ -9,7 +9,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { DedupStore } from '../../nodes/MarketplaceTrigger/dedup';
 import { dedupKey } from '../../nodes/MarketplaceTrigger/events';
 import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
-import { pendingCount, SETTLE_SCHEDULE, SYNC_EVENT_TYPE } from '../../nodes/MarketplaceTrigger/settle';
+import { pendingCount, setSettleSchedule, settleSchedule, SYNC_EVENT_TYPE } from '../../nodes/MarketplaceTrigger/settle';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { transportClock } from '../../nodes/shared/transport/clock';
 import { useSteppedClock } from '../action/clock';
@@ -197,7 +197,7 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 	let waits: number[] = [];
 	beforeEach(() => {
 		waits = [];
-		Object.assign(SETTLE_SCHEDULE, {
+		setSettleSchedule({
 			sleep: async (ms: number) => {
 				waits.push(ms);
 				await new Promise<void>((resolve) => wake.push(resolve));
@@ -207,7 +207,7 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 	afterEach(() => {
 		forgetProcessMemory();
 		wake.splice(0).forEach((resolve) => resolve());
-		Object.assign(SETTLE_SCHEDULE, HARNESS_SETTLE);
+		setSettleSchedule(HARNESS_SETTLE);
 	});
 	const storedIn = (t: TriggerHarness) => DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
 
@@ -235,7 +235,7 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 	});
 
 	test("an id dropped by another process's concurrent save is stored again; settled once a sync finds it stored", async () => {
-		Object.assign(SETTLE_SCHEDULE, { confirmAfterMs: 0 });
+		setSettleSchedule({ confirmAfterMs: 0 });
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		expect((await deliverSigned(t, [secret], orderEvent('evt_overwritten'))).status).toBe(200);
@@ -259,7 +259,7 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 	});
 
 	test('an id is settled only by a sync sent confirmAfterMs after its acceptance', async () => {
-		Object.assign(SETTLE_SCHEDULE, { confirmAfterMs: 60_000 });
+		setSettleSchedule({ confirmAfterMs: 60_000 });
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		expect((await deliverSigned(t, [secret], orderEvent('evt_young'))).status).toBe(200);
@@ -272,7 +272,7 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 	});
 
 	test('a new id does not wait for the older ids\' settling check: the loop wakes and stores it within firstMs', async () => {
-		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, confirmAfterMs: 60_000 });
+		setSettleSchedule({ firstMs: 250, confirmAfterMs: 60_000 });
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		expect((await deliverSigned(t, [secret], orderEvent('evt_old'))).status).toBe(200);
@@ -294,7 +294,7 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 
 	test('a burst still arriving extends the store wait by firstMs, up to storeGapMs after its first id; one sync stores it', async () => {
 		let now = Date.now();
-		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, storeGapMs: 1_000, confirmAfterMs: 60_000, now: () => now });
+		setSettleSchedule({ firstMs: 250, storeGapMs: 1_000, confirmAfterMs: 60_000, now: () => now });
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		const before = t.requests.length;
@@ -329,7 +329,7 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 	});
 
 	test('settling syncs come at most every confirmBatchMs, each settling every id due by then', async () => {
-		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, confirmAfterMs: 1, confirmBatchMs: 2_000 });
+		setSettleSchedule({ firstMs: 250, confirmAfterMs: 1, confirmBatchMs: 2_000 });
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		expect((await deliverSigned(t, [secret], orderEvent('evt_batch_1'))).status).toBe(200);
@@ -344,21 +344,21 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 	});
 
 	test('an id found stored is not given up, however many syncs of a burst carry it before it can be settled', async () => {
-		Object.assign(SETTLE_SCHEDULE, { firstMs: 250, confirmAfterMs: 60_000 });
+		setSettleSchedule({ firstMs: 250, confirmAfterMs: 60_000 });
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		expect((await deliverSigned(t, [secret], orderEvent('evt_first'))).status).toBe(200);
 		await tick();
 		await eventually(() => storedIn(t).has(dedupKey('evt_first'), Date.now()));
 		// each new id wakes the loop, and every sync carries evt_first too (found stored each time)
-		for (let i = 0; i < SETTLE_SCHEDULE.maxSyncsPerId + 2; i++) {
+		for (let i = 0; i < settleSchedule().maxSyncsPerId + 2; i++) {
 			expect((await deliverSigned(t, [secret], orderEvent(`evt_next_${i}`))).status).toBe(200);
 			await tick();
 			await eventually(() => storedIn(t).has(dedupKey(`evt_next_${i}`), Date.now()));
 		}
-		expect(pendingCount(t.webhookUrl)).toBe(SETTLE_SCHEDULE.maxSyncsPerId + 3);
+		expect(pendingCount(t.webhookUrl)).toBe(settleSchedule().maxSyncsPerId + 3);
 		expect((await deliverSigned(t, [secret], orderEvent('evt_last'))).status).toBe(200);
-		await t.waitForRuns(SETTLE_SCHEDULE.maxSyncsPerId + 4);
+		await t.waitForRuns(settleSchedule().maxSyncsPerId + 4);
 		expect(t.runs.at(-1)![0][0].json.storageWarning).toBeUndefined();
 	});
 

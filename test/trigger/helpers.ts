@@ -8,7 +8,7 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
 import { sampleRequestsSettled } from '../../nodes/MarketplaceTrigger/sample';
-import { pendingCount, SETTLE_SCHEDULE } from '../../nodes/MarketplaceTrigger/settle';
+import { pendingCount, setSettleSchedule } from '../../nodes/MarketplaceTrigger/settle';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { createTriggerHarness, type TriggerHarness } from '../engine/harness';
@@ -27,7 +27,7 @@ export const HARNESS_SETTLE = {
 	sleep: async () => await new Promise<void>((resolve) => setImmediate(resolve)),
 	now: () => Date.now(),
 };
-Object.assign(SETTLE_SCHEDULE, HARNESS_SETTLE);
+setSettleSchedule(HARNESS_SETTLE);
 
 /** Waits until every accepted id is stored by a sync (as a restart test needs before the restart). */
 export async function idsStored(): Promise<void> {
