@@ -212,8 +212,10 @@ async function endListening(ctx: IHookFunctions, url: string, endpointId: number
 	ctx.logger.warn(message, { url, endpointId });
 	if (!secret) return;
 	const id = `msg_sample_${randomUUID()}`;
-	const timestamp = Math.floor(Date.now() / 1000);
-	const body = JSON.stringify({ id, type: TEST_EVENT_TYPE, createdAt: new Date().toISOString(), data: { webhookEndpointId: endpointId, sampleProblem: message } });
+	// signed at the time the receiving request verifies with (the transport's clock)
+	const now = transportClock().now();
+	const timestamp = Math.floor(now / 1000);
+	const body = JSON.stringify({ id, type: TEST_EVENT_TYPE, createdAt: new Date(now).toISOString(), data: { webhookEndpointId: endpointId, sampleProblem: message } });
 	try {
 		await ctx.helpers.httpRequest({
 			method: 'POST',
