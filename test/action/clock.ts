@@ -62,3 +62,67 @@ export function useSteppedClock(sandbox: () => SandboxControl, draw?: number): (
 	});
 	return () => clock!;
 }
+
+/**
+ * A transport clock for concurrent executions: each wait ends when this clock reaches its end, as on
+ * the system clock, so concurrent waits overlap instead of adding up as SteppedClock's do. The clock
+ * (and the sandbox's) moves to the earliest pending end once no wait has been asked for during
+ * `quietMs` of real time, so the loopback answers in flight arrive first, as they would; one that
+ * arrives later is a slow network, a schedule the transport must handle as well.
+ */
+export class ConcurrentClock implements TransportClock {
+	/** every wait the transport asked for, in ms, in the order asked */
+	readonly waits: number[] = [];
+
+	private offsetMs = 0;
+
+	private pending: { at: number; wake: () => void }[] = [];
+
+	private timer: NodeJS.Timeout | undefined;
+
+	constructor(
+		private readonly sandbox?: SandboxControl,
+		private readonly draw = 0.5,
+		private readonly quietMs = 20,
+	) {}
+
+	now(): number {
+		return Date.now() + this.offsetMs;
+	}
+
+	async sleep(ms: number): Promise<void> {
+		this.waits.push(ms);
+		await new Promise<void>((wake) => {
+			this.pending.push({ at: this.now() + ms, wake });
+			this.schedule();
+		});
+	}
+
+	random(): number {
+		return this.draw;
+	}
+
+	/** how far this clock has moved ahead of real time */
+	get movedMs(): number {
+		return this.offsetMs;
+	}
+
+	private schedule(): void {
+		clearTimeout(this.timer);
+		this.timer = setTimeout(() => void this.step(), this.quietMs);
+	}
+
+	private async step(): Promise<void> {
+		if (this.pending.length === 0) return;
+		const delta = Math.ceil(Math.min(...this.pending.map((p) => p.at)) - this.now());
+		if (delta > 0) {
+			this.offsetMs += delta;
+			await this.sandbox?.advanceClockMs(delta);
+		}
+		const now = this.now();
+		const due = this.pending.filter((p) => p.at <= now);
+		this.pending = this.pending.filter((p) => p.at > now);
+		for (const p of due) p.wake();
+		if (this.pending.length > 0) this.schedule();
+	}
+}
