@@ -152,7 +152,7 @@ export async function catchUpOrders(
 	stored.absorb(memory, nowMs);
 	const missed = orders
 		.map((order) => ({ order, at: Date.parse(String(order.createdAt)), key: orderKey(order.id) }))
-		.filter(({ at, key }) => at >= window.from && at < window.to && !stored.seen.has(key, nowMs) && !stored.orders.has(key, -Infinity) && !memory.inFlight.has(key))
+		.filter(({ at, key }) => at >= window.from && at < window.to && !stored.knows(memory, 'ids', key, nowMs) && !stored.knows(memory, 'orders', key, nowMs) && !memory.inFlight.has(key))
 		.sort((a, b) => a.at - b.at || Number(a.order.id) - Number(b.order.id));
 	let to = window.to;
 	memory.backlog = missed.length > MAX_CAUGHT_UP_PER_RUN;

@@ -65,37 +65,44 @@ export interface DedupState {
 	e: Record<string, string>;
 }
 
+/**
+ * The keys by expiry minute, each bucket its keys concatenated as they are stored: loading a stored
+ * copy, pruning it and saving it cost one step per minute, not per id, and a lookup is a string
+ * search, so the work of a delivery does not grow with the number of ids kept.
+ */
 export class DedupStore {
-	/** key -> expiry, in Unix minutes (rounded up, so an id is never forgotten early) */
-	private readonly expiry = new Map<string, number>();
-	/** expiry minute -> keys */
-	private readonly buckets = new Map<number, Set<string>>();
+	/** expiry minute (Unix minutes, rounded up, so an id is never forgotten early) -> keys concatenated */
+	private readonly buckets = new Map<number, string>();
+	private count = 0;
 
 	constructor(readonly maxEntries: number = DEFAULT_MAX_ENTRIES) {
 		if (!(Number.isInteger(maxEntries) && maxEntries > 0)) throw new RangeError('maxEntries must be a positive integer');
 	}
 
-	/** Rebuilds a store from its serialised state; malformed parts are skipped. */
+	/** Rebuilds a store from its serialised state; malformed buckets are skipped. */
 	static fromState(state: unknown, maxEntries: number = DEFAULT_MAX_ENTRIES): DedupStore {
 		const store = new DedupStore(maxEntries);
 		const e = state && typeof state === 'object' ? (state as { e?: unknown }).e : undefined;
 		if (!e || typeof e !== 'object') return store;
 		for (const [minuteText, keys] of Object.entries(e as Record<string, unknown>)) {
 			const minute = parseInt(minuteText, 36);
-			if (!Number.isSafeInteger(minute)) continue;
-			for (const key of splitKeys(keys)) store.keepUntilMinute(key, minute);
+			// a minute before 2160 (Unix minutes below 1e8): anything else is not a state this store wrote
+			if (!Number.isSafeInteger(minute) || minute <= 0 || minute >= 1e8 || minute.toString(36) !== minuteText) continue;
+			if (typeof keys !== 'string' || keys.length === 0 || keys.length % KEY_LENGTH !== 0 || !KEY_PATTERN.test(keys)) continue;
+			store.buckets.set(minute, keys);
+			store.count += keys.length / KEY_LENGTH;
 		}
 		store.trim();
 		return store;
 	}
 
 	get size(): number {
-		return this.expiry.size;
+		return this.count;
 	}
 
 	/** True when `key` is remembered and has not expired at `nowMs`. */
 	has(key: string, nowMs: number): boolean {
-		const minute = this.expiry.get(key);
+		const minute = this.expiryOf(key);
 		return minute !== undefined && minute * MINUTE_MS > nowMs;
 	}
 
@@ -108,60 +115,90 @@ export class DedupStore {
 	/** Adds every key of `other` with the later of the two expiries; true if this store changed. */
 	merge(other: DedupStore): boolean {
 		let changed = false;
-		for (const [key, minute] of other.expiry) changed = this.keepUntilMinute(key, minute) || changed;
+		for (const [key, minute] of other.entries()) changed = this.keepUntilMinute(key, minute) || changed;
 		this.trim();
 		return changed;
 	}
 
 	/** The keys of `other` this store does not remember as long as `other` does. */
 	uncovered(other: DedupStore): string[] {
-		return [...other.expiry].filter(([key, minute]) => (this.expiry.get(key) ?? -Infinity) < minute).map(([key]) => key);
+		const keys: string[] = [];
+		for (const [key, minute] of other.entries()) if ((this.expiryOf(key) ?? -Infinity) < minute) keys.push(key);
+		return keys;
 	}
 
 	/** Drops the ids expired at `nowMs`. */
 	prune(nowMs: number): void {
-		for (const minute of [...this.buckets.keys()]) {
-			if (minute * MINUTE_MS <= nowMs) this.dropBucket(minute);
+		for (const [minute, keys] of [...this.buckets]) {
+			if (minute * MINUTE_MS > nowMs) continue;
+			this.buckets.delete(minute);
+			this.count -= keys.length / KEY_LENGTH;
 		}
 	}
 
 	toState(): DedupState {
 		const e: Record<string, string> = {};
-		for (const minute of this.sortedMinutes()) e[minute.toString(36)] = [...this.buckets.get(minute)!].join('');
+		for (const minute of this.sortedMinutes()) e[minute.toString(36)] = this.buckets.get(minute)!;
 		return { v: 2, e };
 	}
 
+	/** Every key with its expiry minute. */
+	private *entries(): Generator<[string, number]> {
+		for (const [minute, keys] of this.buckets) {
+			for (let i = 0; i < keys.length; i += KEY_LENGTH) yield [keys.slice(i, i + KEY_LENGTH), minute];
+		}
+	}
+
+	/** The latest expiry minute of `key`, if it is stored. */
+	private expiryOf(key: string): number | undefined {
+		let latest: number | undefined;
+		for (const [minute, keys] of this.buckets) {
+			if ((latest === undefined || minute > latest) && indexOfKey(keys, key) >= 0) latest = minute;
+		}
+		return latest;
+	}
+
 	private keepUntilMinute(key: string, minute: number): boolean {
-		const current = this.expiry.get(key);
+		const current = this.expiryOf(key);
 		if (current !== undefined && current >= minute) return false;
-		if (current !== undefined) this.buckets.get(current)?.delete(key);
-		this.expiry.set(key, minute);
-		let bucket = this.buckets.get(minute);
-		if (!bucket) this.buckets.set(minute, (bucket = new Set()));
-		bucket.add(key);
+		if (current !== undefined) {
+			const keys = this.buckets.get(current)!;
+			const at = indexOfKey(keys, key);
+			const rest = keys.slice(0, at) + keys.slice(at + KEY_LENGTH);
+			if (rest) this.buckets.set(current, rest);
+			else this.buckets.delete(current);
+			this.count--;
+		}
+		this.buckets.set(minute, (this.buckets.get(minute) ?? '') + key);
+		this.count++;
 		return true;
 	}
 
 	private sortedMinutes(): number[] {
-		return [...this.buckets.keys()].filter((m) => this.buckets.get(m)!.size > 0).sort((a, b) => a - b);
-	}
-
-	private dropBucket(minute: number): void {
-		for (const key of this.buckets.get(minute) ?? []) this.expiry.delete(key);
-		this.buckets.delete(minute);
+		return [...this.buckets.keys()].sort((a, b) => a - b);
 	}
 
 	/** Beyond `maxEntries`, drops the ids that expire first. */
 	private trim(): void {
-		if (this.expiry.size <= this.maxEntries) return;
-		for (const minute of this.sortedMinutes()) {
-			const bucket = this.buckets.get(minute)!;
-			for (const key of bucket) {
-				if (this.expiry.size <= this.maxEntries) return;
-				bucket.delete(key);
-				this.expiry.delete(key);
+		for (const minute of this.count > this.maxEntries ? this.sortedMinutes() : []) {
+			const keys = this.buckets.get(minute)!;
+			const over = (this.count - this.maxEntries) * KEY_LENGTH;
+			if (over <= 0) return;
+			if (over >= keys.length) {
+				this.buckets.delete(minute);
+				this.count -= keys.length / KEY_LENGTH;
+			} else {
+				this.buckets.set(minute, keys.slice(over));
+				this.count -= over / KEY_LENGTH;
 			}
-			if (bucket.size === 0) this.buckets.delete(minute);
 		}
 	}
+}
+
+/** Where `key` starts in `keys` (concatenated keys), at a key boundary; -1 if absent. */
+function indexOfKey(keys: string, key: string): number {
+	for (let at = keys.indexOf(key); at >= 0; at = keys.indexOf(key, at + 1)) {
+		if (at % KEY_LENGTH === 0) return at;
+	}
+	return -1;
 }

@@ -5,8 +5,21 @@
  * per endpoint, and forgotten in one place (as an n8n restart forgets it).
  */
 import type { VerifyFailure } from '../shared/webhookVerifier';
-import { DedupStore } from './dedup';
 import type { SyncLoop } from './settle';
+
+/** A key this process accepted and has not yet seen settled in the static data (settle.ts). */
+export interface PendingKey {
+	/** `ids`: a webhook-id or a caught-up order, kept until `untilMs`; `orders`: an order whose event was accepted, created at `untilMs` */
+	kind: 'ids' | 'orders';
+	untilMs: number;
+	acceptedAt: number;
+	/** a sync has stored it (or found it stored) */
+	stored: boolean;
+	/** syncs that failed or found it missing; a sync that found it stored is no reason to give up */
+	syncs: number;
+	/** once stored: the last request of this process begun by then (those may hold a copy without it) */
+	storedSeq?: number;
+}
 
 /** Deliveries refused since the last accepted event (reported on that event's item). */
 export interface Refusals {
@@ -20,10 +33,11 @@ export interface Refusals {
 export class EndpointMemory {
 	constructor(readonly url: string) {}
 
-	/** webhook-ids (and keys of caught-up orders) this process accepted, bounded like the stored ones */
-	accepted = new DedupStore();
-	/** keys of orders whose order.created event this process accepted, kept until a catch-up window passed them */
-	acceptedOrders = new DedupStore();
+	/**
+	 * Keys this process accepted and has not seen settled in the static data, by `kind:key`: a save of
+	 * another request or process may still drop them, so duplicate checks and saves take them in too.
+	 */
+	readonly pending = new Map<string, PendingKey>();
 	/** the newest catch-up cursor this process wrote (the service's clock, Unix ms) */
 	caughtUpTo = -Infinity;
 	/** deliveries and orders being processed now, by key: a concurrent copy (or catch-up) waits for the first */
@@ -41,6 +55,30 @@ export class EndpointMemory {
 	refusals?: Refusals;
 	/** the loop that stores accepted ids (settle.ts), while one runs */
 	sync?: SyncLoop;
+
+	/** requests of this process under way, by the sequence number they began with */
+	private readonly open = new Set<number>();
+	/** the sequence number of the last request begun */
+	lastSeq = 0;
+
+	/** Notes a request that began (and loads the static data now); returns what notes its end. */
+	begin(): () => void {
+		const seq = ++this.lastSeq;
+		this.open.add(seq);
+		return () => this.open.delete(seq);
+	}
+
+	/** True when a request of this process that began at or before `seq` is still under way. */
+	busySince(seq: number): boolean {
+		for (const open of this.open) if (open <= seq) return true;
+		return false;
+	}
+
+	/** True when this process accepted `key` of `kind` and has not settled it (an id only until it expires). */
+	holds(kind: PendingKey['kind'], key: string, nowMs: number): boolean {
+		const entry = this.pending.get(`${kind}:${key}`);
+		return entry !== undefined && (kind === 'orders' || entry.untilMs > nowMs);
+	}
 }
 
 const endpoints = new Map<string, EndpointMemory>();

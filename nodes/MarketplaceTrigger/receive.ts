@@ -167,7 +167,18 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const url = servedUrl(this);
 	const now = transportClock().now();
 	const memory = memoryOf(this.getWorkflow().id ?? '', url);
-	const d: Delivery = { ctx: this, request, now, memory, stored: new StoredEndpoint(this.getWorkflowStaticData('node'), url) };
+	const end = memory.begin();
+	try {
+		const d: Delivery = { ctx: this, request, now, memory, stored: new StoredEndpoint(this.getWorkflowStaticData('node'), url) };
+		return await receive(d);
+	} finally {
+		end();
+	}
+}
+
+/** Steps 1 to 3 of the file comment. */
+async function receive(d: Delivery): Promise<IWebhookResponseData> {
+	const { ctx, request, now, memory } = d;
 
 	// 1. signature, over the bytes as received
 	const rawBody = await rawBodyOf(request);
@@ -181,14 +192,14 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (!verdict.ok) {
 		// the activation check's test delivery, before n8n saved the secret: it proves n8n is reachable, refused as expected
 		if (isActivationProbe(rawBody, verdict.reason)) return reply(d, 401, { error: 'invalid-signature', reason: verdict.reason });
-		return reply(d, 401, await refuse(this, d.stored, memory, verdict, request.headers['webhook-id'], now, FETCH_TRANSPORT));
+		return reply(d, 401, await refuse(ctx, d.stored, memory, verdict, request.headers['webhook-id'], now, FETCH_TRANSPORT));
 	}
 	// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
 	// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
 	const record = d.stored.record;
 	const recovered =
 		verdict.unknownSignatures > 0 && record !== undefined && !(now - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
-			? await recoverSecret(this, d.stored, memory, now, FETCH_TRANSPORT)
+			? await recoverSecret(ctx, d.stored, memory, now, FETCH_TRANSPORT)
 			: false;
 	const event = parseEnvelope(rawBody);
 	if (!event) return reply(d, 400, { error: 'malformed-event', message: 'The body is not an event envelope' });
@@ -198,10 +209,10 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 
 	// 3. an event of the service
 	memory.lastVerifiedAt = now;
-	const options = this.getNodeParameter('options', {}) as ReceiveOptions;
-	const subscribed = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
+	const options = ctx.getNodeParameter('options', {}) as ReceiveOptions;
+	const subscribed = normaliseEventTypes(ctx.getNodeParameter('eventTypes', []));
 	if (event.type === TEST_EVENT_TYPE) {
-		const sample = await answerWithSample(this, event, subscribed, options);
+		const sample = await answerWithSample(ctx, event, subscribed, options);
 		if (sample) return sample;
 		if (options.emitTestEvents !== true) {
 			return acknowledge(d, 'test-event', { hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries' });
@@ -300,7 +311,7 @@ async function acceptEvent(
 	let releaseCaughtUp = () => {};
 	try {
 		stored.absorb(memory, now);
-		const seenBefore = stored.seen.has(key, now) ? 'duplicate' : order && stored.seen.has(order, now) ? 'order-caught-up' : undefined;
+		const seenBefore = stored.knows(memory, 'ids', key, now) ? 'duplicate' : order && stored.knows(memory, 'ids', order, now) ? 'order-caught-up' : undefined;
 		if (seenBefore) {
 			// the service sent it again, so it did not get an answer: remember it from this attempt on
 			stored.rememberSeen(key, idKeptUntil(event, now));

@@ -29,7 +29,7 @@ import { transportClock } from '../shared/transport/clock';
 import { parseSecret, signWebhook } from '../shared/webhookVerifier';
 import { DedupStore, splitKeys } from './dedup';
 import type { EventEnvelope } from './events';
-import { allMemories, type EndpointMemory } from './memory';
+import { allMemories, type EndpointMemory, type PendingKey } from './memory';
 import type { StoredEndpoint } from './stored';
 
 /** The type of a sync message; the service's event types never start with "n8n.". */
@@ -68,16 +68,6 @@ export function setSettleSchedule(changes: Partial<SettleSchedule>): void {
 	Object.assign(SETTLE_SCHEDULE, changes);
 }
 
-interface PendingId {
-	untilMs: number;
-	/** `ids`: a webhook-id or caught-up order; `orders`: an order whose order.created event was accepted */
-	kind: keyof SyncData;
-	acceptedAt: number;
-	/** a sync has stored it (or found it stored) */
-	stored: boolean;
-	/** syncs that failed or found it missing; a sync that found it stored is no reason to give up */
-	syncs: number;
-}
 
 /** What a sync message carries (the body's `data`). */
 export interface SyncData {
@@ -123,7 +113,6 @@ export function syncTargetOf(request: ArrivedRequest): SyncTarget | undefined {
  * relies on; the engine suite's sync tests and the real-n8n suites fail the day it stops holding).
  */
 export class SyncLoop {
-	readonly keys = new Map<string, PendingId>();
 	running = false;
 	stopped = false;
 	/** why the last sync failed, if it did; cleared by the next one that works */
@@ -138,15 +127,23 @@ export class SyncLoop {
 	arrivals = 0;
 
 	constructor(
+		readonly memory: EndpointMemory,
 		public ctx: IWebhookFunctions,
-		public url: string,
 		public target: SyncTarget,
 		public secret: string,
 	) {}
 
+	/** the keys not settled yet (the endpoint memory's) */
+	get keys(): Map<string, PendingKey> {
+		return this.memory.pending;
+	}
+
+	get url(): string {
+		return this.memory.url;
+	}
+
 	stop(): void {
 		this.stopped = true;
-		this.keys.clear();
 	}
 }
 
@@ -155,7 +152,7 @@ export function pendingCount(url?: string): number {
 	let count = 0;
 	for (const memory of allMemories()) {
 		if (url !== undefined && memory.url !== url) continue;
-		for (const key of memory.sync?.keys.keys() ?? []) if (key.startsWith('ids:')) count++;
+		for (const key of memory.pending.keys()) if (key.startsWith('ids:')) count++;
 	}
 	return count;
 }
@@ -187,7 +184,7 @@ export interface AcceptedKey {
 /** Notes keys accepted at `url` (served by the listener `target`) and makes sure a sync loop runs for them. */
 export function noteAccepted(ctx: IWebhookFunctions, memory: EndpointMemory, target: SyncTarget, secret: string, accepted: AcceptedKey[]): void {
 	let entry = memory.sync;
-	if (!entry || entry.stopped) memory.sync = entry = new SyncLoop(ctx, memory.url, target, secret);
+	if (!entry || entry.stopped) memory.sync = entry = new SyncLoop(memory, ctx, target, secret);
 	// the newest request's context, listener and secret (a rotation may have happened meanwhile)
 	Object.assign(entry, { ctx, target, secret });
 	for (const { key, kind, untilMs } of accepted) {
@@ -251,11 +248,15 @@ async function settle(entry: SyncLoop): Promise<void> {
 			// a burst wakes the loop for each new id, so an id found stored may be carried often before it can be settled
 			if (!missing || missing.has(key)) id.syncs++;
 			if (missing) {
-				if (!missing.has(key) && sentAt - id.acceptedAt >= SETTLE_SCHEDULE.confirmAfterMs) {
+				// settled: stored, no other process's request can still save over it, nor one of this process
+				// that loaded the static data before it was stored
+				const settled = id.storedSeq !== undefined && !entry.memory.busySince(id.storedSeq);
+				if (!missing.has(key) && sentAt - id.acceptedAt >= SETTLE_SCHEDULE.confirmAfterMs && settled) {
 					entry.keys.delete(key);
 					continue;
 				}
 				id.stored = true;
+				id.storedSeq ??= entry.memory.lastSeq;
 			}
 			if (id.syncs >= SETTLE_SCHEDULE.maxSyncsPerId) {
 				entry.keys.delete(key);
@@ -276,7 +277,7 @@ async function settle(entry: SyncLoop): Promise<void> {
 }
 
 /** One sync message; the keys (`kind:key`) the receiving process found missing, or undefined if it failed. */
-async function sendSync(entry: SyncLoop, carried: Array<[string, PendingId]>): Promise<Set<string> | undefined> {
+async function sendSync(entry: SyncLoop, carried: Array<[string, PendingKey]>): Promise<Set<string> | undefined> {
 	const data: SyncData = { ids: new DedupStore(), orders: new DedupStore() };
 	for (const [key, { untilMs, kind }] of carried) data[kind].remember(key.slice(kind.length + 1), untilMs);
 	const id = `sync_${randomUUID()}`;

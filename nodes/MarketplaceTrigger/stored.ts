@@ -3,7 +3,7 @@
  * united with what this process knows (memory.ts), and written back only where it changed (every
  * write makes n8n save the whole static data). Pure: no n8n imports.
  */
-import type { DedupStore } from './dedup';
+import { DedupStore } from './dedup';
 import type { EndpointMemory } from './memory';
 import {
 	getCaughtUpTo,
@@ -25,7 +25,7 @@ type Bag = Record<string, unknown>;
 export class StoredEndpoint {
 	/** the endpoint record (a copy: change it, then call `recordChanged`) */
 	record: EndpointRecord | undefined;
-	/** accepted webhook-ids and caught-up orders */
+	/** accepted webhook-ids and caught-up orders (see also `knows`) */
 	readonly seen: DedupStore;
 	/** orders whose order.created event was accepted and that no catch-up window has passed yet */
 	readonly orders: DedupStore;
@@ -44,20 +44,22 @@ export class StoredEndpoint {
 	}
 
 	/**
-	 * Unites the stored state with what this process knows, as of `nowMs`: the ids and orders it
-	 * accepted (a save of another request or process may have dropped them), its catch-up cursor,
-	 * the notice it already showed and when it last verified a delivery. This process's memory then
-	 * holds the union, so later requests see it too.
+	 * Unites the stored state with what this process knows, as of `nowMs`: the keys it accepted and
+	 * no sync has stored yet (so a save of this request keeps them), its catch-up cursor, the notice
+	 * it already showed and when it last verified a delivery. Costs one step per key not yet stored
+	 * and per expiry minute, not per id kept.
 	 */
 	absorb(memory: EndpointMemory, nowMs: number): void {
-		if (this.seen.merge(memory.accepted)) this.changed.add('seen');
+		const unstored = { ids: new DedupStore(), orders: new DedupStore() };
+		for (const [name, entry] of memory.pending) {
+			if (!entry.stored) unstored[entry.kind].remember(name.slice(entry.kind.length + 1), entry.untilMs);
+		}
+		if (this.seen.merge(unstored.ids)) this.changed.add('seen');
 		this.seen.prune(nowMs);
-		memory.accepted = this.seen;
 		if (memory.caughtUpTo > (this.caughtUpTo ?? -Infinity)) this.setCaughtUpTo(memory.caughtUpTo);
-		if (this.orders.merge(memory.acceptedOrders)) this.changed.add('orders');
+		if (this.orders.merge(unstored.orders)) this.changed.add('orders');
 		// an order is kept only until a catch-up window has passed it
 		if (this.caughtUpTo !== undefined) this.orders.prune(this.caughtUpTo);
-		memory.acceptedOrders = this.orders;
 		const record = this.record;
 		if (!record) return;
 		if (record.missedEvents && memory.shownNotices.has(record.missedEvents.reEnabledAt)) {
@@ -69,6 +71,12 @@ export class StoredEndpoint {
 			record.lastVerifiedAt = verified;
 			this.changed.add('record');
 		}
+	}
+
+	/** True when `key` of `kind` is stored here or held by this process: a duplicate, or an order already run. */
+	knows(memory: EndpointMemory, kind: 'ids' | 'orders', key: string, nowMs: number): boolean {
+		if (memory.holds(kind, key, nowMs)) return true;
+		return kind === 'ids' ? this.seen.has(key, nowMs) : this.orders.has(key, -Infinity);
 	}
 
 	addSeen(keys: DedupStore): void {
