@@ -43,7 +43,7 @@ export async function handleApi(state: SandboxState, r: IncomingApiRequest): Pro
 
 	const auth = authenticate(state.store, r.req.headers.authorization);
 	if (!auth.ok) {
-		const failures = state.authFailLimiter.hit(r.req.socket.remoteAddress ?? 'unknown');
+		const failures = state.authFailLimiter.hit(r.req.socket.remoteAddress ?? 'unknown', state.clock.now());
 		if (!failures.allowed) {
 			return respond(render(new ApiError('rate-limited', 'too many failed authentications from this address', undefined, { 'retry-after': String(failures.resetSeconds) })));
 		}

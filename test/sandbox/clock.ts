@@ -1,6 +1,7 @@
 /**
  * The sandbox's virtual clock: real time plus an offset that tests move forward.
- * Delivery schedules, idempotency retention, secret overlap and endpoint disabling read it.
+ * Delivery schedules, the rate-limit windows (requests and failed authentications), idempotency
+ * retention, secret overlap and endpoint disabling read it.
  */
 export class VirtualClock {
 	private offsetMs = 0;

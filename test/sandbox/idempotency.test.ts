@@ -94,10 +94,12 @@ describe('idempotency (4.1)', () => {
 		const [a] = await createdOrderIds(1);
 		await sb.control.injectFault({ route: 'markOrdersPacked', mode: 'hang', when: 'before', hangMs: 400 });
 		const slow = pack([a], 'k-p');
-		await new Promise((r) => setTimeout(r, 100));
+		// the first request runs (hangs) once it took the fault
+		while ((await sb.control.faults()).faults.length > 0) await new Promise((r) => setImmediate(r));
 		const during = await pack([a], 'k-p');
 		expect(during.status).toBe(409);
 		expect(during.body.type).toBe(`${sb.baseUrl}/errors/idempotency-in-progress`);
+		await sb.control.advanceClockMs(400);
 		const first = await slow;
 		expect(first.status).toBe(200);
 		const after = await pack([a], 'k-p');

@@ -41,7 +41,7 @@ describe('rate limit (part 8)', () => {
 			const fifth = await get(sb, '/v1/brands');
 			expect(fifth.status).toBe(429);
 			expect(fifth.headers.get('retry-after')).toBe('1');
-			await new Promise((r) => setTimeout(r, 1050));
+			await sb.control.advanceClockMs(1050);
 			const fresh = await get(sb, '/v1/brands');
 			expect(fresh.status).toBe(200);
 			expect(fresh.headers.get('ratelimit')).toMatch(/^"default";r=3;t=1$/);

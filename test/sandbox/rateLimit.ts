@@ -15,7 +15,7 @@ export class FixedWindowLimiter {
 	) {}
 
 	/** Counts one request of `id` and tells whether it is within the quota. */
-	hit(id: string, now = Date.now()): WindowState {
+	hit(id: string, now: number): WindowState {
 		const windowMs = this.windowSeconds * 1000;
 		let window = this.windows.get(id);
 		if (!window || now >= window.start + windowMs) {
