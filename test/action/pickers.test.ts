@@ -6,6 +6,8 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { listSearch, loadOptions, type EditorCallOptions } from '../engine/editor';
+import { setTransportClock } from '../../nodes/shared/transport/clock';
+import { SteppedClock } from './clock';
 import { fixtureWithReceiver, credentialType, node } from './helpers';
 
 const { fixture, receiver } = fixtureWithReceiver();
@@ -52,11 +54,19 @@ describe('Brand picker', () => {
 
 	test('lists go through the transport: a 429 is waited out and retried, not shown to the user', async () => {
 		await fixture.control.injectFault({ route: 'listBrands', mode: '429', retryAfterSeconds: 1, count: 1 });
-		const { result, paths } = await requestsDuring(
-			async () => await listSearch({ ...panel({}), method: 'searchBrands', parameter: 'brandId' }),
-		);
-		expect(paths).toEqual(['GET /v1/brands?', 'GET /v1/brands?']);
-		expect(result.results.length).toBeGreaterThan(0);
+		const clock = new SteppedClock(fixture.control);
+		setTransportClock(clock);
+		try {
+			const { result, paths } = await requestsDuring(
+				async () => await listSearch({ ...panel({}), method: 'searchBrands', parameter: 'brandId' }),
+			);
+			expect(paths).toEqual(['GET /v1/brands?', 'GET /v1/brands?']);
+			expect(result.results.length).toBeGreaterThan(0);
+			// the wait the 429's Retry-After asked for
+			expect(clock.waits).toEqual([1000]);
+		} finally {
+			setTransportClock();
+		}
 	});
 });
 

@@ -4,9 +4,13 @@
  */
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { Logger } from '@n8n/backend-common';
+import { Container } from '@n8n/di';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplacePollingTrigger } from '../../nodes/MarketplacePollingTrigger/MarketplacePollingTrigger.node';
+import { setTransportClock } from '../../nodes/shared/transport/clock';
+import { SteppedClock } from '../action/clock';
 import { createPollHarness, type PollHarness } from '../engine/harness';
 import { startSandbox, type SandboxHandle } from '../sandbox';
 import type { LoggedRequest } from '../sandbox/requestLog';
@@ -20,6 +24,8 @@ beforeAll(async () => {
 	sandbox = await startSandbox();
 });
 afterAll(async () => await sandbox?.close());
+// a test that steps the transport's clock leaves the system clock to the next
+afterEach(() => setTransportClock());
 
 interface Order extends IDataObject {
 	id: number;
@@ -233,6 +239,8 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 	test('injected 500s: retried, then surfaced; the next poll catches up on the orders of the outage', async () => {
 		const poller = trigger({ events: ['created'], requestOptions: { maxAttempts: 2 } });
 		await poller.poll();
+		const clock = new SteppedClock(sandbox.control);
+		setTransportClock(clock);
 		await sandbox.control.injectFault({ route: 'listOrders', mode: '500', count: 2 });
 		const during = (await sandbox.control.createOrder({ brandId: 3 })).order as Order;
 
@@ -242,6 +250,8 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		expect(error).toMatchObject({ httpCode: '500' });
 		const attempts = await sandbox.control.requests(before);
 		expect(attempts.map((r) => r.status)).toEqual([500, 500]);
+		// one backoff between the two attempts, asked of the transport's clock
+		expect(clock.waits).toHaveLength(1);
 
 		const recovered = await pollWithRequests(poller);
 		expect(ids(recovered.items)).toEqual([during.id]);
@@ -260,8 +270,14 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		// the slow poll is in flight once its request took the fault
 		while ((await sandbox.control.faults()).faults.length > 0) await new Promise((r) => setImmediate(r));
 		const y = (await sandbox.control.createOrder({ brandId: 2 })).order as Order;
-		const overlapping = await poller.poll();
-		expect(overlapping).toBeNull();
+		const logged = jest.spyOn(Container.get(Logger), 'info');
+		const overlapping = poller.poll();
+		// it waits for the slow poll (as it says in n8n's log); the hang then ends when the sandbox's
+		// clock has moved by it, not after a real 1.5 s
+		while (!logged.mock.calls.some(([message]) => /still running/.test(message))) await new Promise((r) => setImmediate(r));
+		logged.mockRestore();
+		await sandbox.control.advanceClockMs(1500);
+		expect(await overlapping).toBeNull();
 
 		const reported = [...((await slow)?.[0] ?? []), ...((await poller.poll())?.[0] ?? [])];
 		expect(ids(reported).sort((a, b) => Number(a) - Number(b))).toEqual([x.id, y.id]);
