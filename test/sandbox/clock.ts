@@ -20,6 +20,16 @@ export class VirtualClock {
 	setAtLeast(ms: number): void {
 		const delta = ms - this.now();
 		if (delta > 0) this.offsetMs += delta;
+		this.wakeDue();
+	}
+
+	/** Moves the clock so that it is at least `ms` ahead of real time (never backwards). */
+	setOffsetAtLeast(ms: number): void {
+		if (ms > this.offsetMs) this.offsetMs = ms;
+		this.wakeDue();
+	}
+
+	private wakeDue(): void {
 		const now = this.now();
 		for (const waiter of this.waiters.filter((w) => w.at <= now)) waiter.wake();
 	}
@@ -38,6 +48,10 @@ export class VirtualClock {
 			const timer = setTimeout(waiter.wake, ms);
 			this.waiters.push(waiter);
 		});
+	}
+
+	get offsetMilliseconds(): number {
+		return this.offsetMs;
 	}
 
 	get offsetSeconds(): number {

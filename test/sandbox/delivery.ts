@@ -87,7 +87,10 @@ export class DeliveryEngine {
 			this.attemptListeners.add(listener);
 			try {
 				await this.settle();
-				const target = this.state.clock.now() + seconds * 1000;
+				const ms = Math.round(seconds * 1000);
+				// the offset grows by exactly `ms`, however much real time the attempts below take
+				const offsetAfter = this.state.clock.offsetMilliseconds + ms;
+				const target = this.state.clock.now() + ms;
 				for (;;) {
 					const due = this.pending().filter((d) => (d.nextAttemptAt as number) <= target);
 					if (!due.length) break;
@@ -96,7 +99,7 @@ export class DeliveryEngine {
 					this.runDue(true, next);
 					await this.settle();
 				}
-				this.state.clock.setAtLeast(target);
+				this.state.clock.setOffsetAtLeast(offsetAfter);
 				return made;
 			} finally {
 				this.attemptListeners.delete(listener);
