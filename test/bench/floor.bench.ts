@@ -142,7 +142,7 @@ async function measureSetting(
 		const wfs: Record<Target, { id: string; nodes: unknown[] }> = {
 			w: webhookNodeWorkflow(`floorW${tag}`.padEnd(16, '0'), `bench-${randomUUID()}`),
 			f: floorWorkflow(`floorF${tag}`.padEnd(16, '0'), randomUUID()),
-			t: triggerWorkflow(`floorT${tag}`.padEnd(16, '0'), randomUUID(), bench.credentialId, true, 2),
+			t: triggerWorkflow(`floorT${tag}`.padEnd(16, '0'), randomUUID(), bench.credentialId),
 		};
 		for (const v of opts.targets) await n8n.createWorkflow(wfs[v]);
 		for (const v of opts.targets) await activate(bench, wfs[v].id);

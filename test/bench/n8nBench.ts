@@ -66,20 +66,20 @@ export async function bootBench(opts: Partial<StartN8nOptions> = {}): Promise<Be
 }
 
 /**
- * Our trigger (order.created) followed by a No Operation node. `typeVersion` is the trigger node's
- * (1 unless given, as every existing caller measured; 2 is the node's default for new nodes).
+ * Our trigger (order.created) followed by a No Operation node. The trigger has one version, 2; its
+ * options are left at their defaults (Catch Up Missed Orders on) unless `options` are given.
  */
-export function triggerWorkflow(id: string, webhookId: string, credentialId: string, withNoOp = true, typeVersion: 1 | 2 = 1) {
+export function triggerWorkflow(id: string, webhookId: string, credentialId: string, withNoOp = true, options?: Record<string, unknown>) {
 	const nodes: unknown[] = [
 		{
 			id: `${id}-trigger`,
 			name: 'Order Created',
 			type: TRIGGER_TYPE,
-			typeVersion,
+			typeVersion: 2,
 			position: [0, 0],
 			webhookId,
 			credentials: { marketplaceApi: { id: credentialId, name: 'Marketplace sandbox (bench)' } },
-			parameters: { eventTypes: ['order.created'] },
+			parameters: { eventTypes: ['order.created'], ...(options ? { options } : {}) },
 		},
 	];
 	if (withNoOp) nodes.push({ id: `${id}-noop`, name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [260, 0], parameters: {} });

@@ -1,24 +1,26 @@
 /**
- * Throughput and latency of the Marketplace Trigger, at typeVersion 1 and 2, against n8n's built-in
- * Webhook node (typeVersion 2), in real n8n 2.41.1 servers with this package loaded
+ * Throughput and latency of the Marketplace Trigger (its one version, 2), with Catch Up Missed Orders
+ * on (its default) and off, against n8n's built-in Webhook node (typeVersion 2), in real n8n 2.41.1
+ * servers with this package loaded
  * (test/e2e/n8n.ts). One n8n is booted per setting, one after the other:
  *
  *   default  n8n's defaults: an expression isolate is acquired for every webhook request of any
  *            start node except n8n's own Webhook node v2+ (`LiveWebhooks.webhookPhaseNeedsIsolate`)
  *   lazy     N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true: an isolate is built only when an expression is
  *            evaluated; webhook-helpers evaluates one for every request to a typeVersion-1 webhook
- *            start node (options.binaryData), so only the typeVersion-2 trigger takes none
+ *            start node (options.binaryData), which is why the trigger is version 2: it takes none
  *
  * and in each, three workflows are active at once:
  *
  *   W.  Webhook node v2 (POST, respond immediately) -> No Operation   /webhook/<path>
- *   T1. Marketplace Trigger v1 (order.created) -> No Operation        /webhook/<webhookId>/webhook
- *   T2. Marketplace Trigger v2 (order.created) -> No Operation        /webhook/<webhookId>/webhook
+ *   T0. Marketplace Trigger, Catch Up Missed Orders off -> No Operation   /webhook/<webhookId>/webhook
+ *   T.  Marketplace Trigger at its defaults (catch-up on) -> No Operation /webhook/<webhookId>/webhook
+ *   (both on order.created; T0 - T is what the catch-up's bookkeeping costs a delivery)
  *
  * The same events, signed with the receiving trigger's endpoint secret (Standard Webhooks headers
- * read from the sandbox's control API, a distinct webhook-id each; the Webhook node gets T2's
+ * read from the sandbox's control API, a distinct webhook-id each; the Webhook node gets T's
  * signature and checks none), go to the three URLs from a keep-alive load generator at a fixed
- * concurrency, in slices whose order cycles through all six permutations (W T1 T2, T1 T2 W, ...) so
+ * concurrency, in slices whose order cycles through all six permutations (W T0 T, T0 T W, ...) so
  * drift of the shared machine hits all three alike. None waits for its execution to finish before
  * answering, so after each slice the script also waits until n8n has finished that slice's
  * executions: the end-to-end rate counts that drain, the response rate does not. Ratios are to W in
@@ -80,20 +82,20 @@ import {
 const COMMAND = '.ci/with-node24 node -r ts-node/register/transpile-only test/bench/trigger.bench.ts';
 const RESULTS = join(__dirname, 'results', 'trigger.md');
 
-/** Target: trigger v2 under lazy acquire at least this fraction of W's end-to-end rate at these levels. */
-const TARGET = { ratio: 0.9, setting: 'lazy', variant: 't2' as const, levels: [1, 4] };
+/** Target: the trigger at its defaults under lazy acquire at least this fraction of W's end-to-end rate at these levels. */
+const TARGET = { ratio: 0.9, setting: 'lazy', variant: 't' as const, levels: [1, 4] };
 
-type Variant = 'w' | 't1' | 't2';
-const VARIANTS: Variant[] = ['w', 't1', 't2'];
-const LABEL: Record<Variant, string> = { w: 'W Webhook node v2', t1: 'T1 Marketplace Trigger v1', t2: 'T2 Marketplace Trigger v2' };
+type Variant = 'w' | 'off' | 't';
+const VARIANTS: Variant[] = ['w', 'off', 't'];
+const LABEL: Record<Variant, string> = { w: 'W Webhook node v2', off: 'T0 Marketplace Trigger, catch-up off', t: 'T Marketplace Trigger (defaults)' };
 /** All six orders of the three, cycled slice by slice: each goes first, second and last equally often. */
 const ORDERS: Variant[][] = [
-	['w', 't1', 't2'],
-	['t2', 't1', 'w'],
-	['t1', 't2', 'w'],
-	['w', 't2', 't1'],
-	['t2', 'w', 't1'],
-	['t1', 'w', 't2'],
+	['w', 'off', 't'],
+	['t', 'off', 'w'],
+	['off', 't', 'w'],
+	['w', 't', 'off'],
+	['t', 'w', 'off'],
+	['off', 'w', 't'],
 ];
 
 interface SettingResult extends BootReport {
@@ -116,8 +118,8 @@ async function measureSetting(name: string, env: Record<string, string>, perLeve
 		const tag = name.replace(/[^a-z0-9]/gi, '').slice(0, 6);
 		const wfs = {
 			w: webhookNodeWorkflow(`benchW${tag}`.padEnd(16, '0'), `bench-${randomUUID()}`),
-			t1: triggerWorkflow(`benchT1${tag}`.padEnd(16, '0'), randomUUID(), bench.credentialId, true, 1),
-			t2: triggerWorkflow(`benchT2${tag}`.padEnd(16, '0'), randomUUID(), bench.credentialId, true, 2),
+			off: triggerWorkflow(`benchT0${tag}`.padEnd(16, '0'), randomUUID(), bench.credentialId, true, { catchUpMissedOrders: false }),
+			t: triggerWorkflow(`benchT${tag}`.padEnd(16, '0'), randomUUID(), bench.credentialId),
 		};
 		for (const v of VARIANTS) await n8n.createWorkflow(wfs[v]);
 		for (const v of VARIANTS) await activate(bench, wfs[v].id);
@@ -125,14 +127,14 @@ async function measureSetting(name: string, env: Record<string, string>, perLeve
 			v === 'w'
 				? `${n8n.baseUrl}/webhook/${(wfs.w.nodes[0] as { parameters: { path: string } }).parameters.path}`
 				: `${n8n.baseUrl}/webhook/${(wfs[v].nodes[0] as { webhookId: string }).webhookId}/webhook`;
-		const urls = { w: urlOf('w'), t1: urlOf('t1'), t2: urlOf('t2') };
-		const secrets = { t1: (await endpointFor(bench, urls.t1)).secret, t2: (await endpointFor(bench, urls.t2)).secret };
-		if (!secrets.t1 || !secrets.t2) throw new Error('the sandbox holds no secret for an endpoint');
-		const secretFor = (v: Variant) => (v === 't1' ? secrets.t1! : secrets.t2!);
+		const urls = { w: urlOf('w'), off: urlOf('off'), t: urlOf('t') };
+		const secrets = { off: (await endpointFor(bench, urls.off)).secret, t: (await endpointFor(bench, urls.t)).secret };
+		if (!secrets.off || !secrets.t) throw new Error('the sandbox holds no secret for an endpoint');
+		const secretFor = (v: Variant) => (v === 'off' ? secrets.off! : secrets.t!);
 		const bootMs = Date.now() - started;
-		console.log(`[bench] ${name}: n8n ${n8n.baseUrl} up after ${(bootMs / 1000).toFixed(1)} s; W ${urls.w}; T1 ${urls.t1}; T2 ${urls.t2}`);
+		console.log(`[bench] ${name}: n8n ${n8n.baseUrl} up after ${(bootMs / 1000).toFixed(1)} s; W ${urls.w}; T0 ${urls.off}; T ${urls.t}`);
 
-		const expected: Record<Variant, number> = { w: 0, t1: 0, t2: 0 };
+		const expected: Record<Variant, number> = { w: 0, off: 0, t: 0 };
 		const sendSlice = async (v: Variant, events: Array<{ id: string }>, concurrency: number, tally: Tally) => {
 			const deliveries: Delivery[] = events.map((e) => signedDelivery(secretFor(v), e));
 			const agent = keepAliveAgent(concurrency);
@@ -153,7 +155,7 @@ async function measureSetting(name: string, env: Record<string, string>, perLeve
 		const rows: SettingResult['rows'] = [];
 		let sliceNo = 0;
 		for (const level of levels) {
-			const tallies: Record<Variant, Tally> = { w: newTally(), t1: newTally(), t2: newTally() };
+			const tallies: Record<Variant, Tally> = { w: newTally(), off: newTally(), t: newTally() };
 			const slices = Math.ceil(perLevel / sliceSize);
 			for (let s = 0; s < slices; s++) {
 				const events = makeEvents(Math.min(sliceSize, perLevel - s * sliceSize));
@@ -161,7 +163,7 @@ async function measureSetting(name: string, env: Record<string, string>, perLeve
 			}
 			rows.push({ level, ...tallies });
 			const r = (v: Variant) => `${e2e(tallies[v]).toFixed(1)}/s (${(e2e(tallies[v]) / e2e(tallies.w)).toFixed(2)}x)`;
-			console.log(`[bench] ${name} concurrency ${level}: W ${e2e(tallies.w).toFixed(1)}/s, T1 ${r('t1')}, T2 ${r('t2')} (end to end)`);
+			console.log(`[bench] ${name} concurrency ${level}: W ${e2e(tallies.w).toFixed(1)}/s, T0 ${r('off')}, T ${r('t')} (end to end)`);
 		}
 		const runMs = Date.now() - started;
 		const loadAfter = loadAverage();
@@ -214,7 +216,7 @@ async function main() {
 	const loadAtEnd = loadAverage();
 
 	const lines: string[] = [];
-	lines.push('# Marketplace Trigger v1 and v2 vs n8n\'s Webhook node in real n8n 2.41.1, default and lazy isolate acquire');
+	lines.push('# Marketplace Trigger (catch-up on and off) vs n8n\'s Webhook node in real n8n 2.41.1, default and lazy isolate acquire');
 	lines.push('');
 	const envArg = Object.keys(extraEnv).length ? ` --env ${Object.entries(extraEnv).map(([k, v]) => `${k}=${v}`).join(',')}` : '';
 	const outArg = out === RESULTS ? '' : ` --out ${relative(repoRoot, out)}`;
@@ -229,9 +231,9 @@ async function main() {
 	);
 	lines.push('');
 	lines.push('One n8n server per setting (SQLite, regular mode, execution pruning off), booted one after the other, each with three workflows');
-	lines.push('active: W = n8n\'s Webhook node v2 (POST, respond immediately), T1 = Marketplace Trigger typeVersion 1, T2 = Marketplace Trigger');
-	lines.push('typeVersion 2 (both on order.created), each -> No Operation. Each delivery is signed with the receiving trigger\'s endpoint secret');
-	lines.push('(Standard Webhooks headers, distinct webhook-id; W gets T2\'s signature and checks none); the same events go to W, T1 and T2 in');
+	lines.push('active: W = n8n\'s Webhook node v2 (POST, respond immediately), T0 = Marketplace Trigger (typeVersion 2) with Catch Up Missed');
+	lines.push('Orders off, T = Marketplace Trigger at its defaults (catch-up on), both on order.created, each -> No Operation. Each delivery is signed');
+	lines.push('with the receiving trigger\'s endpoint secret (Standard Webhooks headers, distinct webhook-id; W gets T\'s signature and checks none); the same events go to W, T0 and T in');
 	lines.push(`slices of ${sliceSize} whose order cycles through all six permutations, from a keep-alive load generator at the given concurrency.`);
 	lines.push('None of the three waits for its execution to finish before answering, so after each slice the script waits until n8n has finished the slice\'s executions');
 	lines.push('(polling the execution count). "end to end" = accepted / (send time + that drain); "responses" = accepted / send time only.');
@@ -263,8 +265,8 @@ async function main() {
 	lines.push(`| setting | trigger | ${levels.map((l) => `concurrency ${l}`).join(' | ')} |`);
 	lines.push(`|---|---|${levels.map(() => '---:').join('|')}|`);
 	for (const r of results) {
-		for (const v of ['t1', 't2'] as const) {
-			lines.push(`| ${r.label} | ${v === 't1' ? 'v1' : 'v2'} | ${r.rows.map((row) => `${(e2e(row[v]) / e2e(row.w)).toFixed(2)}x`).join(' | ')} |`);
+		for (const v of ['off', 't'] as const) {
+			lines.push(`| ${r.label} | ${v === 'off' ? 'catch-up off' : 'defaults'} | ${r.rows.map((row) => `${(e2e(row[v]) / e2e(row.w)).toFixed(2)}x`).join(' | ')} |`);
 		}
 	}
 	lines.push('');
@@ -274,7 +276,7 @@ async function main() {
 	const measuredAll = targetRatios.length === TARGET.levels.length;
 	const met = measuredAll && targetRatios.every((t) => t.ratio >= TARGET.ratio);
 	lines.push(
-		`Target: T2 (typeVersion 2) under lazy acquire at least ${TARGET.ratio}x W's end-to-end throughput at concurrency ${TARGET.levels.join(' and ')}. ` +
+		`Target: T (the trigger at its defaults) under lazy acquire at least ${TARGET.ratio}x W's end-to-end throughput at concurrency ${TARGET.levels.join(' and ')}. ` +
 			(measuredAll
 				? `Measured ${targetRatios.map((t) => `${t.ratio.toFixed(2)}x at ${t.level}`).join(', ')}: **${met ? 'met' : 'missed'}**.`
 				: '**not measured in this run** (the lazy setting or a target concurrency was left out).'),
@@ -294,9 +296,9 @@ async function main() {
 	lines.push(
 		'Why the settings differ (n8n 2.41.1): by default `LiveWebhooks.webhookPhaseNeedsIsolate` acquires an expression isolate (pool of one, ' +
 			'about 33 ms of CPU to build) for every webhook request to any start node except n8n\'s own Webhook node v2+ with static parameters, ' +
-			'so T1 and T2 both wait for it and W does not. With `N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true` an isolate is built only when an ' +
+			'so T0 and T both wait for it and W does not. With `N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true` an isolate is built only when an ' +
 			'expression is evaluated; webhook-helpers evaluates `$parameter["options"]["binaryData"]` for every request to a typeVersion-1 ' +
-			'webhook start node, so T1 still takes one and T2 takes none. Besides that, the trigger verifies each signature and keeps its ' +
+			'webhook start node, which the trigger (version 2) is not: T0 and T take none. Besides that, the trigger verifies each signature and keeps its ' +
 			'accepted-id store in the static data; W does neither. See also trigger-isolate-skip-off.md (the skip switched off: both pay the isolate).',
 	);
 	if (existsSync(join(benchPackageRoot(), 'dist', 'nodes', 'MarketplaceTrigger', 'settle.js'))) {
@@ -304,7 +306,7 @@ async function main() {
 		lines.push(
 			'The measured trigger stores its accepted ids through signed sync requests to its own URL (settle.ts: batched, the first at most ' +
 				'firstMs after an acceptance (250 ms, 1 s since issue 20), a confirming one about 10 s later). They are n8n work per accepted delivery that no row counts as a ' +
-				'delivery, and the later ones can fall into the next slice, which may be another workflow\'s: that spreads part of T1\'s and T2\'s ' +
+				'delivery, and the later ones can fall into the next slice, which may be another workflow\'s: that spreads part of T0\'s and T\'s ' +
 				'cost onto the other rows of the same concurrency.',
 		);
 	}

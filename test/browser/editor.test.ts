@@ -228,7 +228,7 @@ beforeAll(async () => {
 		const types = await n8n.rest<any[]>('POST', '/node-types', {
 			nodeInfos: [
 				{ name: TYPES.action, version: 1 },
-				{ name: TYPES.trigger, version: 1 },
+				{ name: TYPES.trigger, version: 2 },
 				{ name: TYPES.polling, version: 1 },
 			],
 		});
@@ -359,7 +359,7 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		await openWorkflow(workflow.id);
 		const ndv = await openNode(ORDER_ARRIVES.trigger);
 		const { properties } = described.get(TYPES.trigger)!;
-		await expectPanelRenders(ndv, visibleProperties(properties, {}, 1));
+		await expectPanelRenders(ndv, visibleProperties(properties, {}, 2));
 		await ndv.getByText('The service only delivers to public https addresses').waitFor();
 		const webhooks = ndv.locator('.webhooks');
 		await webhooks.locator('.headline').click();

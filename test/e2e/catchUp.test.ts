@@ -62,8 +62,7 @@ async function nextEvent(): Promise<{ orderId: number; items: Item[] }> {
 beforeAll(async () => {
 	let credentialId: string;
 	({ sandbox, n8n, api, credentialId } = await bootBench({ readyTimeoutMs: 300_000, env: { N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'false' } }));
-	const workflow = triggerWorkflow(WF, WEBHOOK_ID, credentialId, true, 2);
-	(workflow.nodes[0] as { parameters: Record<string, unknown> }).parameters.options = { catchUpMissedOrders: true };
+	const workflow = triggerWorkflow(WF, WEBHOOK_ID, credentialId, true, { catchUpMissedOrders: true });
 	await n8n.createWorkflow({ ...workflow, name: 'catch-up: order arrives' });
 	await api.activateWorkflow(WF);
 	await n8n.waitForActivation(WF);

@@ -142,8 +142,13 @@ describe('the package in n8n 2.41.1', () => {
 			'Marketplace Polling Trigger',
 			'Marketplace Trigger',
 		]);
+		// each node's one version: the trigger's is 2
 		const described = await n8n.rest<Array<{ name: string }>>('POST', '/node-types', {
-			nodeInfos: Object.values(TYPES).map((name) => ({ name, version: 1 })),
+			nodeInfos: [
+				{ name: TYPES.action, version: 1 },
+				{ name: TYPES.trigger, version: 2 },
+				{ name: TYPES.polling, version: 1 },
+			],
 		});
 		expect(described).toHaveLength(3);
 

@@ -21,7 +21,7 @@ async function executionsOf(b: Bench, workflowId: string) {
 }
 
 async function workflowOf(b: Bench, id: string, parameters: Record<string, unknown>) {
-	const workflow = triggerWorkflow(id, WEBHOOK_ID, b.credentialId, true, 2) as { nodes: Array<{ parameters: unknown }> };
+	const workflow = triggerWorkflow(id, WEBHOOK_ID, b.credentialId) as { nodes: Array<{ parameters: unknown }> };
 	workflow.nodes[0].parameters = parameters;
 	await b.n8n.createWorkflow(workflow as unknown as Record<string, unknown>);
 }

@@ -118,7 +118,7 @@ beforeAll(async () => {
 		data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey },
 	});
 	api = await main.publicApi();
-	const workflow = triggerWorkflow(WORKFLOW_ID, WEBHOOK_ID, credentialId, true, 2);
+	const workflow = triggerWorkflow(WORKFLOW_ID, WEBHOOK_ID, credentialId);
 	await main.createWorkflow({ ...workflow, name: 'queue mode: order arrives' });
 }, 300_000);
 

@@ -219,7 +219,8 @@ describe(`${PKG} from a private registry in n8n 2.41.1`, () => {
 		// n8n also derives marketplaceTool from the action node's usableAsTool.
 		expect((await servedNodeTypes()).sort()).toEqual([...TYPES, `${PKG}.marketplaceTool`].sort());
 		expect(await servedCredentialTypes()).toContain('marketplaceApi');
-		const described = await n8n.rest<unknown[]>('POST', '/node-types', { nodeInfos: TYPES.map((name) => ({ name, version: 1 })) });
+		// each node's one version: the trigger's is 2
+		const described = await n8n.rest<unknown[]>('POST', '/node-types', { nodeInfos: TYPES.map((name) => ({ name, version: name.endsWith('.marketplaceTrigger') ? 2 : 1 })) });
 		expect(described).toHaveLength(3);
 	});
 
@@ -241,6 +242,7 @@ describe(`${PKG} from a private registry in n8n 2.41.1`, () => {
 				{
 					name: 'Order Created',
 					type: `${PKG}.marketplaceTrigger`,
+					typeVersion: 2,
 					webhookId: TRIGGER_WEBHOOK_ID,
 					credentials: credentialRef(),
 					parameters: { eventTypes: ['order.created'], options: {} },
