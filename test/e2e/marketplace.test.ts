@@ -498,8 +498,10 @@ describe('Marketplace Trigger in a real n8n', () => {
 		]);
 		expect(nodeOutput(ex, 'Get Order')).toMatchObject([{ id: order.id, brandId: 1, status: 'Created' }]);
 
-		const [delivery] = await sandbox.control.deliveries(endpointId);
-		expect(delivery).toMatchObject({ id: firstDeliveryId, status: 'Delivered', attempts: 1, responseStatusCode: 200 });
+		// before it, the activation check's test delivery: answered 401 by the trigger's route (n8n saves the secret after create())
+		const deliveries = await sandbox.control.deliveries(endpointId);
+		expect(deliveries.map((d) => [d.kind, d.eventType, d.responseStatusCode])).toEqual([['test', 'webhook.test', 401], ['event', 'order.created', 200]]);
+		expect(deliveries.find((d) => d.id === firstDeliveryId)).toMatchObject({ status: 'Delivered', attempts: 1, responseStatusCode: 200 });
 		await sleep(1000);
 		expect(await webhookExecutions(WF.orderArrives)).toHaveLength(1);
 	});
@@ -621,7 +623,8 @@ describe('Marketplace Trigger in a real n8n', () => {
 		expect(nodeOutput(ex, 'Band Entered')[0]).toMatchObject({ id: entered.id, data: entered.data });
 		expect(nodeOutput(ex, 'Get Brand Health')[0]).toMatchObject({ brandId: 2 });
 		expect(nodeOutput(ex, 'Band Entered')[0].notice).toMatchObject({ missedUntil: expect.any(String) });
-		expect(nodeOutput(ex, 'Band Entered')[0].notice?.message).toMatch(/Order > Get Many/);
+		// what the trigger recovers by itself (orders, with Catch Up Missed Orders) and what it does not
+		expect(nodeOutput(ex, 'Band Entered')[0].notice?.message).toMatch(/brand health changes of that window are not recovered/);
 		const [alert] = nodeOutput(ex, 'Alert');
 		expect(alert).toMatchObject({ severity: 'high', brandId: 2, eventId: entered.id, message: 'Brand 2: DeliveryPerformance entered band Critical' });
 		expect(alert.dimensionsNow.every((d: { dimension: string; band: string }) => d.dimension === 'DeliveryPerformance' && d.band === 'Critical')).toBe(true);
@@ -638,7 +641,9 @@ describe('Marketplace Trigger in a real n8n', () => {
 		// The band_exited delivery is answered 2xx (unsubscribed types are acknowledged) or was never sent.
 		await sleep(1000);
 		const deliveries = await sandbox.control.deliveries(endpoint.id);
-		expect(deliveries.every((d) => d.status === 'Delivered')).toBe(true);
+		// the activation check's test delivery was refused 401 (signed with the adopted endpoint's secret, which n8n did not hold yet)
+		expect(deliveries.filter((d) => d.kind === 'test').map((d) => d.responseStatusCode)).toEqual([401]);
+		expect(deliveries.filter((d) => d.kind !== 'test').every((d) => d.status === 'Delivered')).toBe(true);
 		expect(await webhookExecutions(WF.brandHealth)).toHaveLength(1);
 	});
 	// Clearing the one-time notice in webhook() must reach n8n's database (the trigger answers the
