@@ -146,8 +146,11 @@ export interface N8nHandle {
 	waitForLog(pattern: RegExp, timeoutMs?: number, sinceLength?: number): Promise<string>;
 	/** SIGTERM to n8n's process group (n8n and its task runner), then SIGKILL after a grace period. */
 	stop(): Promise<void>;
-	/** stop() then start again on the same port, folder and database; keeps the session. */
-	restart(): Promise<void>;
+	/**
+	 * stop() then start again on the same port, folder and database; keeps the session. `whileStopped`
+	 * runs in between (what happens while n8n is down: its port refuses connections).
+	 */
+	restart(whileStopped?: () => Promise<void>): Promise<void>;
 	/** POST /rest/owner/setup on a fresh instance; keeps the session cookie. */
 	setupOwner(): Promise<N8nLogin>;
 	/** POST /rest/login; keeps the session cookie. */
@@ -575,8 +578,9 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 			await stop();
 			if (ownFolder && !process.env.KEEP_N8N_FOLDER) rmSync(userFolder, { recursive: true, force: true });
 		},
-		restart: async () => {
+		restart: async (whileStopped) => {
 			await stop();
+			await whileStopped?.();
 			await launch();
 		},
 		setupOwner: async () => {

@@ -13,7 +13,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { allExecutions, codeVersion, eventIdOf, orderCreatedEvent, pool, signedDelivery, triggerWorkflow, type Delivery } from '../bench/n8nBench';
-import { sleep, Timings, waitFor } from '../e2e/kit';
+import { nodeOutput, sleep, Timings, waitFor } from '../e2e/kit';
 import { freePort, startN8n, type N8nHandle, type PublicApi } from '../e2e/n8n';
 import { fromService, startReverseProxy, type ReverseProxy } from '../e2e/reverseProxy';
 import { startSandbox, type SandboxHandle } from '../sandbox';
@@ -189,6 +189,77 @@ test('a processor restart loses no ids: five accepted, silence, restart, sent ag
 	expect(replays.map((r) => r.body.ignored)).toEqual(replays.map(() => 'duplicate'));
 	const runs = await settledRuns(events.map((e) => e.id));
 	expect(twice(runs, events.map((e) => e.id))).toEqual([]);
+});
+
+/** Stops every handle, runs `during` while all are down, then starts them again (in parallel). */
+async function whileAllStopped(handles: N8nHandle[], during: () => Promise<void>): Promise<void> {
+	let stopped = 0;
+	let release: () => void = () => {};
+	const allDown = new Promise<void>((resolve) => (release = resolve));
+	let failure: unknown;
+	await Promise.all(
+		handles.map(async (h) =>
+			await h.restart(async () => {
+				if (++stopped < handles.length) return await allDown;
+				try {
+					await during();
+				} catch (error) {
+					failure = error;
+				} finally {
+					release();
+				}
+			}),
+		),
+	);
+	if (failure) throw failure;
+}
+
+test('both webhook processors down while three orders are created: the next order\'s run brings each once; the service\'s retries start nothing', async () => {
+	const itemsOf = (execution: Json) => nodeOutput(execution as { data?: Json }, 'Order Created') as Array<{ id: string; caughtUp?: boolean; data: { orderId: number } }>;
+	const executions = async () => await allExecutions(api, WORKFLOW_ID, true);
+	const missed: Array<{ orderId: number; eventId: string; createdAt: string }> = [];
+	const stoppedAt = Date.now();
+	await timings.time('both webhook processors down (3 orders), then up', async () =>
+		await whileAllStopped(processors, async () => {
+			for (let i = 0; i < 3; i++) {
+				const { order, event } = await sandbox.control.createOrder({ brandId: 1 });
+				missed.push({ orderId: order.id as number, eventId: String(event.id), createdAt: String(order.createdAt) });
+			}
+			// the load balancer answers 502 for each first attempt: nothing behind it
+			const firstAttempts = await waitFor('the first attempts', async () => {
+				const attempts = (await sandbox.control.deliveries()).filter((d) => missed.some((m) => m.eventId === d.eventId)).map((d) => d.attemptLog[0]);
+				return attempts.length === missed.length && attempts.every(Boolean) ? attempts : undefined;
+			});
+			expect(firstAttempts.map((a) => a.statusCode)).toEqual(missed.map(() => 502));
+		}),
+	);
+	const backAt = Date.now();
+	// the next order comes once the missed ones are older than the trigger's in-flight margin (15 s) on the service's clock
+	const dueAt = Date.parse(missed[missed.length - 1].createdAt) + 16_000;
+	await sleep(Math.max(0, dueAt - Date.parse((await sandbox.control.clock()).now)));
+	const createdAt = Date.now();
+	const { order, event } = await sandbox.control.createOrder({ brandId: 1 });
+	const execution = await waitFor(`the run of ${String(event.id)}`, async () => (await executions()).find((e) => itemsOf(e).some((i) => i.id === event.id)), 60_000, 300);
+	expect(itemsOf(execution).map((i) => [i.data.orderId, i.caughtUp === true])).toEqual([...missed.map((m) => [m.orderId, true]), [order.id, false]]);
+	const finishedAt = Date.parse(String(execution.stoppedAt));
+	console.log(
+		`[queue] processors down ${((backAt - stoppedAt) / 1000).toFixed(1)} s; back -> the run with the caught-up orders finished ${((finishedAt - backAt) / 1000).toFixed(1)} s ` +
+			`(waiting for the margin ${((createdAt - backAt) / 1000).toFixed(1)} s); next order created -> that run finished ${((finishedAt - createdAt) / 1000).toFixed(2)} s`,
+	);
+
+	// the service's retries, through the load balancer to either processor: 2xx, nothing runs
+	const runsBefore = (await executions()).length;
+	await sandbox.control.advanceClock(61);
+	const retries = (await sandbox.control.deliveries()).filter((d) => missed.some((m) => m.eventId === d.eventId));
+	expect(retries.map((d) => [d.status, d.attempts, d.responseStatusCode])).toEqual(missed.map(() => ['Delivered', 2, 200]));
+	// two more orders, one at each processor: each runs alone (the other processor's first catch-up brings nothing again)
+	const more: string[] = [];
+	for (let i = 0; i < 2; i++) more.push((await sandbox.control.createOrder({ brandId: 1 })).event.id as string);
+	await settledRuns(more);
+	const all = await executions();
+	expect(all.length).toBe(runsBefore + 2);
+	const orderRuns = all.flatMap((e) => itemsOf(e).map((i) => i.data.orderId)).filter((id) => [...missed.map((m) => m.orderId), order.id].includes(id));
+	expect(orderRuns.sort((a, b) => a - b)).toEqual([...missed.map((m) => m.orderId), order.id as number].sort((a, b) => a - b));
 });
 
 test('the same event at both processors at once: measured by offset between the two copies', async () => {
