@@ -90,6 +90,36 @@ const PREVIEW_WORKFLOW = {
 	},
 	settings: { executionOrder: 'v1' },
 };
+/**
+ * The Marketplace Trigger feeding n8n's Edit Fields with nothing set: a builder listens for a test
+ * event and maps a field of the sample into the next node.
+ */
+const SAMPLE_WORKFLOW = {
+	id: 'brwTriggerSample1',
+	name: 'browser: trigger sample',
+	nodes: [
+		{
+			id: 'brw-sample-trigger',
+			name: 'Order Created',
+			type: TYPES.trigger,
+			typeVersion: 2,
+			position: [0, 0],
+			webhookId: '6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d',
+			parameters: { eventTypes: ['order.created'], options: {} },
+			credentials: CRED_REF,
+		},
+		{
+			id: 'brw-sample-set',
+			name: 'Edit Fields',
+			type: 'n8n-nodes-base.set',
+			typeVersion: 3.4,
+			position: [260, 0],
+			parameters: { mode: 'manual', assignments: { assignments: [] }, options: {} },
+		},
+	],
+	connections: { 'Order Created': { main: [[{ node: 'Edit Fields', type: 'main', index: 0 }]] } },
+	settings: { executionOrder: 'v1' },
+};
 /** The fields the order schema lists, as committed (what n8n serves). */
 const ORDER_FIELDS = Object.keys(
 	(JSON.parse(readFileSync(join(repoRoot, 'nodes', 'Marketplace', '__schema__', 'v1.0.0', 'order', 'getAll.json'), 'utf8')) as { properties: object }).properties,
@@ -203,6 +233,11 @@ async function missingParameters(ndv: Locator, properties: Property[]): Promise<
 	return missing;
 }
 
+/** The items an output panel's JSON view shows (it indents with non-breaking spaces). */
+async function jsonView(panel: Locator): Promise<unknown> {
+	return JSON.parse((await panel.getByTestId('ndv-data-container').innerText()).replace(/\u00a0/g, ' '));
+}
+
 /** Reads `read` until `done` holds or `timeoutMs` passes (the editor renders a tick after a change); the last reading. */
 async function settled<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
@@ -233,6 +268,7 @@ beforeAll(async () => {
 		for (const file of examples) await n8n.createWorkflow(readExample(file));
 		await n8n.createWorkflow(OPERATIONS_WORKFLOW);
 		await n8n.createWorkflow(PREVIEW_WORKFLOW);
+		await n8n.createWorkflow(SAMPLE_WORKFLOW);
 		const types = await n8n.rest<any[]>('POST', '/node-types', {
 			nodeInfos: [
 				{ name: TYPES.action, version: 1 },
@@ -379,6 +415,68 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		expect((await url.innerText()).trim()).toBe(`${n8n.baseUrl}/webhook/${ORDER_ARRIVES.webhookId}/webhook`);
 		await shot(ndv, 'trigger-production-url');
 		await shot(ndv.getByTestId('node-parameters'), 'trigger-parameters');
+		await closeNode();
+		expectNoProblems();
+	});
+
+	test('Marketplace Trigger: Execute step ("Listen for test event") shows the sample in the output panel; Edit Fields after it maps a field from it', async () => {
+		const ordersBefore = (await sandbox.control.state('orders')).length;
+		await openWorkflow(SAMPLE_WORKFLOW.id);
+		let ndv = await openNode('Order Created');
+		const output = ndv.getByTestId('output-panel');
+		await timings.time('Listen for test event -> the sample in the output panel', async () => {
+			await ndv.getByTestId('node-execute-button').first().click();
+			await output.getByTestId('node-run-status-success').waitFor({ timeout: 30_000 });
+		});
+		await expect(output.getByTestId('ndv-items-count').innerText()).resolves.toMatch(/^1 item/);
+		await output.getByTestId('radio-button-json').click();
+		const json = output.getByTestId('ndv-data-container');
+		await json.getByText('"sample"').first().waitFor();
+		const items = (await jsonView(output)) as Array<{ id: string; type: string; sample: boolean; sampleSource: string; data: { orderId: number } }>;
+		expect(items).toHaveLength(1);
+		const [sample] = items;
+		expect(sample).toMatchObject({ type: 'order.created', sample: true, sampleSource: 'newest-order' });
+		// a real order of the account, and nobody placed one
+		const orders = await sandbox.control.state<{ id: number }>('orders');
+		expect(orders.map((o) => o.id)).toContain(sample.data.orderId);
+		expect(orders).toHaveLength(ordersBefore);
+		// For the README: the panel down to the end of the item. n8n's one-time hint on its pin button and its
+		// "Node executed successfully" toast float over the panel: left out of the picture.
+		const box = (await output.boundingBox())!;
+		await page.screenshot({
+			path: join(shotsDir, 'trigger-sample.png'),
+			animations: 'disabled',
+			clip: { x: box.x, y: box.y, width: box.width, height: Math.min(box.height, 420) },
+			style: '[data-test-id="tooltip-content"], .el-notification { visibility: hidden !important; }',
+		});
+		await closeNode();
+		// the listening removed the test URL's endpoint at the service
+		await waitFor('the test endpoint removed', async () => ((await sandbox.control.endpoints()).some((e) => e.url.includes('/webhook-test/')) ? undefined : true), 15_000);
+
+		ndv = await openNode('Edit Fields');
+		const input = ndv.getByTestId('ndv-input-panel');
+		// as a builder maps it: the sample's orderId dragged from the input panel onto the fields to set
+		const field = input.getByTestId('run-data-schema-item').filter({ hasText: /^\s*orderId/ }).first().getByText('orderId', { exact: true });
+		const from = (await field.boundingBox())!;
+		const to = (await ndv.getByTestId('drop-area').boundingBox())!;
+		await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
+		await page.mouse.down();
+		await page.mouse.move(from.x + from.width / 2 + 20, from.y + from.height / 2 + 5, { steps: 5 });
+		await page.mouse.move(to.x + to.width / 2, to.y + to.height / 2, { steps: 20 });
+		await page.mouse.up();
+		const parameters = ndv.getByTestId('node-parameters');
+		await parameters.getByText('{{ $json.data.orderId }}').waitFor();
+		// the expression's value under it: the sample's order
+		await expect(settled(() => panelLines(ndv), (lines) => lines.includes(String(sample.data.orderId)))).resolves.toContain(String(sample.data.orderId));
+		await shot(ndv, 'trigger-sample-mapped');
+		await ndv.getByTestId('node-execute-button').first().click();
+		const mapped = ndv.getByTestId('output-panel');
+		await mapped.getByTestId('node-run-status-success').waitFor({ timeout: 30_000 });
+		await mapped.getByTestId('radio-button-json').click();
+		await mapped.getByTestId('ndv-data-container').getByText('"orderId"').first().waitFor();
+		expect(await jsonView(mapped)).toEqual([{ data: { orderId: sample.data.orderId } }]);
+		// from the trigger's sample, not a second listening
+		await expect(input.getByText(sample.id, { exact: true }).isVisible()).resolves.toBe(true);
 		await closeNode();
 		expectNoProblems();
 	});
