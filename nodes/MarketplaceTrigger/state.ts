@@ -71,8 +71,8 @@ export function missedEventsNotice(window: MissedWindow, nowMs: number, worksAga
 		message:
 			`Webhook endpoint ${window.endpointId} was Disabled (${window.disabledReason ?? 'by a user'}` +
 			`${window.disabledSince ? ` since about ${window.disabledSince}` : ''}). The service does not resend events it could not deliver: ` +
-			`events created ${missedFrom ? `from ${missedFrom} ` : ''}until ${missedUntil} may be missing. With Catch Up Missed Orders on, ` +
-			'the trigger brings the orders created meanwhile; cancellations, returns and brand health changes of that window are not recovered ' +
+			`events created ${missedFrom ? `from ${missedFrom} ` : ''}until ${missedUntil} may be missing. With Catch Up Missed Orders on and ` +
+			'Order Created among the event types, the trigger brings the orders created meanwhile; cancellations, returns and brand health changes of that window are not recovered ' +
 			'(read them with the Marketplace node).',
 	};
 }

@@ -175,7 +175,7 @@ test('off and on over an endpoint the service Disabled: the new endpoint\'s firs
 	const notice = t.runs[0][0][0].json.notice as IDataObject;
 	expect(notice).toMatchObject({ disabledReason: 'FailingDeliveries', disabledSince: disabled.updatedAt });
 	expect(Date.parse(String(notice.missedFrom))).toBeLessThan(Date.parse(String(disabled.updatedAt)));
-	expect(notice.message).toMatch(/With Catch Up Missed Orders on, the trigger brings the orders created meanwhile/);
+	expect(notice.message).toMatch(/With Catch Up Missed Orders on and Order Created among the event types, the trigger brings the orders created meanwhile/);
 	await bench.control.createOrder({ brandId });
 	await t.waitForRuns(2);
 	expect(t.runs[1][0][0].json.notice).toBeUndefined();
