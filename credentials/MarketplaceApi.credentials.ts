@@ -20,7 +20,8 @@ export class MarketplaceApi implements ICredentialType {
 		dark: 'file:../nodes/shared/icons/marketplace.dark.svg',
 	};
 
-	documentationUrl = 'https://github.com/marketplace-management/n8n-nodes-marketplace-management#credentials';
+	documentationUrl =
+		'https://github.com/marketplace-management/n8n-nodes-marketplace-management#credentials';
 
 	properties: INodeProperties[] = [
 		{

@@ -45,7 +45,11 @@ function readSettings(ctx: IPollFunctions): WatchSettings {
 		statuses: toEnumList(filters.statuses, 'Filters > Statuses', ORDER_STATUSES),
 		brandIds: toIdList(filters.brandIds, 'Filters > Brand IDs'),
 		lookbackDays: events.includes('statusChanged')
-			? toLimit(ctx.getNodeParameter('lookbackDays', 7), 'Track Orders Created Within (Days)', MAX_LOOKBACK_DAYS)
+			? toLimit(
+					ctx.getNodeParameter('lookbackDays', 7),
+					'Track Orders Created Within (Days)',
+					MAX_LOOKBACK_DAYS,
+				)
 			: 0,
 		overlapMs: minutes(
 			options.overlapMinutes === undefined
@@ -83,7 +87,11 @@ const SAMPLE_WINDOWS_DAYS = [1, 7, 30, 365];
 /** The changes the node can watch for. */
 const WATCH_OPTIONS = [
 	{ name: 'New Order', value: 'created', description: 'An order arrived' },
-	{ name: 'Order Status Changed', value: 'statusChanged', description: 'An order was cancelled, returned, packed, …' },
+	{
+		name: 'Order Status Changed',
+		value: 'statusChanged',
+		description: 'An order was cancelled, returned, packed, …',
+	},
 ];
 
 export class MarketplacePollingTrigger implements INodeType {
@@ -144,7 +152,8 @@ export class MarketplacePollingTrigger implements INodeType {
 						type: 'string',
 						default: '',
 						placeholder: '1,2,3',
-						description: 'Only orders of these brands (comma-separated IDs). Empty: every brand in your scope.',
+						description:
+							'Only orders of these brands (comma-separated IDs). Empty: every brand in your scope.',
 					},
 					{
 						displayName: 'Statuses',
@@ -152,7 +161,8 @@ export class MarketplacePollingTrigger implements INodeType {
 						type: 'multiOptions',
 						options: ORDER_STATUSES.map((s) => ({ name: s, value: s })),
 						default: [],
-						description: 'Only report orders that are in (or changed into) one of these statuses. Empty: every status.',
+						description:
+							'Only report orders that are in (or changed into) one of these statuses. Empty: every status.',
 					},
 				],
 			},
@@ -194,7 +204,8 @@ export class MarketplacePollingTrigger implements INodeType {
 			settings = readSettings(this);
 			transport = readTransportSettings(this);
 		} catch (error) {
-			if (error instanceof InputError) throw invalidParameter(this.getNode(), error, { retry: 'activate' });
+			if (error instanceof InputError)
+				throw invalidParameter(this.getNode(), error, { retry: 'activate' });
 			throw new NodeOperationError(this.getNode(), error as Error);
 		}
 		const listOrders = async (startMs: number | undefined) =>
@@ -212,7 +223,9 @@ export class MarketplacePollingTrigger implements INodeType {
 			// A sample to map fields with: the most recent order, shaped like a real change. The order
 			// list has no pages, so the read widens step by step and never asks for every order.
 			let latest: OrderRecord | undefined;
-			const windows = [...new Set(SAMPLE_WINDOWS_DAYS.map((d) => Math.max(d, settings.lookbackDays)))];
+			const windows = [
+				...new Set(SAMPLE_WINDOWS_DAYS.map((d) => Math.max(d, settings.lookbackDays))),
+			];
 			for (const windowDays of windows) {
 				latest = latestOrder(await listOrders(nowMs - days(windowDays)), settings.statuses);
 				if (latest !== undefined) break;
@@ -220,17 +233,25 @@ export class MarketplacePollingTrigger implements INodeType {
 			if (latest === undefined) return null;
 			const status = String(latest.status);
 			return [
-				toItems([{ order: latest, change: { kind: 'created', status, detectedAt: new Date(nowMs).toISOString() } }]),
+				toItems([
+					{
+						order: latest,
+						change: { kind: 'created', status, detectedAt: new Date(nowMs).toISOString() },
+					},
+				]),
 			];
 		}
 
 		const pollKey = `${this.getWorkflow().id ?? ''}/${this.getNode().id}`;
 		const running = pollsInFlight.get(pollKey);
 		if (running) {
-			this.logger.info('Marketplace Polling Trigger: the previous check is still running; this one waits for it and reports nothing itself', {
-				workflowId: this.getWorkflow().id,
-				node: this.getNode().name,
-			});
+			this.logger.info(
+				'Marketplace Polling Trigger: the previous check is still running; this one waits for it and reports nothing itself',
+				{
+					workflowId: this.getWorkflow().id,
+					node: this.getNode().name,
+				},
+			);
 			await running.catch(() => undefined);
 			return null;
 		}

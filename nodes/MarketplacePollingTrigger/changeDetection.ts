@@ -105,7 +105,11 @@ export function fingerprintOf(settings: WatchSettings): string {
 const floorToSecond = (ms: number) => Math.floor(ms / 1000) * 1000;
 
 /** Which window to read and which untracked orders count as new. */
-export function planPoll(previous: PollState | undefined, settings: WatchSettings, nowMs: number): PollPlan {
+export function planPoll(
+	previous: PollState | undefined,
+	settings: WatchSettings,
+	nowMs: number,
+): PollPlan {
 	const fresh = previous === undefined;
 	const reconfigured = !fresh && previous.fingerprint !== fingerprintOf(settings);
 	const sinceMs = fresh ? undefined : Date.parse(previous.since);
@@ -170,7 +174,8 @@ export function detectChanges(
 	for (const [id, tracked] of Object.entries(previous?.seen ?? {})) seen[id] = [...tracked];
 	let evictedUpTo = previous?.fingerprint === fingerprint ? previous.evictedUpTo : undefined;
 	const detectedAt = new Date(nowMs).toISOString();
-	const wanted = (status: string) => settings.statuses.length === 0 || settings.statuses.includes(status);
+	const wanted = (status: string) =>
+		settings.statuses.length === 0 || settings.statuses.includes(status);
 
 	const changes: DetectedChange[] = [];
 	for (const order of orders) {
@@ -203,7 +208,10 @@ export function detectChanges(
 		}
 		seen[id] = [tracked[0], ...statuses, status];
 		if (tracksStatus(settings) && wanted(status)) {
-			changes.push({ order, change: { kind: 'statusChanged', status, previousStatus: current, detectedAt } });
+			changes.push({
+				order,
+				change: { kind: 'statusChanged', status, previousStatus: current, detectedAt },
+			});
 		}
 	}
 
@@ -251,13 +259,20 @@ export function readPollState(value: unknown): PollState | undefined {
 }
 
 /** The most recent order (by createdAt, then id) among those in a wanted status, for manual runs. */
-export function latestOrder(orders: readonly OrderRecord[], statuses: readonly string[]): OrderRecord | undefined {
+export function latestOrder(
+	orders: readonly OrderRecord[],
+	statuses: readonly string[],
+): OrderRecord | undefined {
 	let best: OrderRecord | undefined;
 	let bestTime = -Infinity;
 	for (const order of orders) {
 		if (statuses.length > 0 && !statuses.includes(String(order.status))) continue;
 		const time = timeOf(order.createdAt) ?? -Infinity;
-		if (best === undefined || time > bestTime || (time === bestTime && Number(order.id) > Number(best.id))) {
+		if (
+			best === undefined ||
+			time > bestTime ||
+			(time === bestTime && Number(order.id) > Number(best.id))
+		) {
 			best = order;
 			bestTime = time;
 		}

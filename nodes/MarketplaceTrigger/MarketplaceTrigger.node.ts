@@ -9,7 +9,12 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { EVENT_TYPE_OPTIONS } from '../shared/routes';
 import { namesSubtitle, optionNames } from '../shared/subtitle';
-import { checkEndpointExists, createEndpoint, deleteEndpoint, DEFAULT_ENDPOINT_DESCRIPTION } from './lifecycle';
+import {
+	checkEndpointExists,
+	createEndpoint,
+	deleteEndpoint,
+	DEFAULT_ENDPOINT_DESCRIPTION,
+} from './lifecycle';
 import { receiveDelivery } from './receive';
 
 export class MarketplaceTrigger implements INodeType {
@@ -110,7 +115,7 @@ export class MarketplaceTrigger implements INodeType {
 						type: 'boolean',
 						default: false,
 						description:
-							'Whether to rotate the endpoint\'s signing secret each time the workflow is activated and finds its endpoint. The previous secret is still accepted for 24 hours.',
+							"Whether to rotate the endpoint's signing secret each time the workflow is activated and finds its endpoint. The previous secret is still accepted for 24 hours.",
 					},
 				],
 			},

@@ -54,7 +54,8 @@ export const CATCH_UP_INTERVAL_MS = 60_000;
 export const MAX_CAUGHT_UP_PER_RUN = 250;
 
 /** The service may deliver an event until its last retry, about 42 hours after it was created. */
-const RETRY_HORIZON_MS = RETRY_GAPS_MS.reduce((sum, gap) => sum + gap, 0) + CLOCK_TOLERANCE_MS + RETENTION_SLACK_MS;
+const RETRY_HORIZON_MS =
+	RETRY_GAPS_MS.reduce((sum, gap) => sum + gap, 0) + CLOCK_TOLERANCE_MS + RETENTION_SLACK_MS;
 
 /** The key an order is remembered under once its order.created event ran or it was caught up. */
 export function orderKey(orderId: unknown): string {
@@ -102,9 +103,16 @@ export function dueWindow(
 	const from = stored.caughtUpTo;
 	if (from === undefined || !Number.isFinite(eventAtMs)) return undefined;
 	const worksAgainAt = notice ? Date.parse(notice.worksAgainAt) : NaN;
-	const to = Math.max(eventAtMs - IN_FLIGHT_MS, Number.isFinite(worksAgainAt) ? worksAgainAt : -Infinity);
+	const to = Math.max(
+		eventAtMs - IN_FLIGHT_MS,
+		Number.isFinite(worksAgainAt) ? worksAgainAt : -Infinity,
+	);
 	if (!(to > from)) return undefined;
-	const due = !memory.caughtUpSinceStart || memory.backlog || notice !== undefined || to - from >= CATCH_UP_INTERVAL_MS;
+	const due =
+		!memory.caughtUpSinceStart ||
+		memory.backlog ||
+		notice !== undefined ||
+		to - from >= CATCH_UP_INTERVAL_MS;
 	return due ? { from, to } : undefined;
 }
 
@@ -113,14 +121,21 @@ export type CatchUpResult =
 	| { ran: false; reason: 'claimed-by-another-process' };
 
 /** The item of a caught-up order: the fields of an order.created event item, and `caughtUp`. */
-function caughtUpEvent(order: IDataObject, window: CatchUpWindow, withCurrent: boolean): IDataObject {
+function caughtUpEvent(
+	order: IDataObject,
+	window: CatchUpWindow,
+	withCurrent: boolean,
+): IDataObject {
 	return {
 		id: `caught_up_${ORDER_CREATED}_${String(order.id)}`,
 		type: ORDER_CREATED,
 		createdAt: order.createdAt,
 		data: { brandId: order.brandId, orderId: order.id },
 		caughtUp: true,
-		catchUpWindow: { from: new Date(window.from).toISOString(), to: new Date(window.to).toISOString() },
+		catchUpWindow: {
+			from: new Date(window.from).toISOString(),
+			to: new Date(window.to).toISOString(),
+		},
 		...(withCurrent ? { current: order } : {}),
 	};
 }
@@ -152,7 +167,14 @@ export async function catchUpOrders(
 	stored.absorb(memory, nowMs);
 	const missed = orders
 		.map((order) => ({ order, at: Date.parse(String(order.createdAt)), key: orderKey(order.id) }))
-		.filter(({ at, key }) => at >= window.from && at < window.to && !stored.knows(memory, 'ids', key, nowMs) && !stored.knows(memory, 'orders', key, nowMs) && !memory.inFlight.has(key))
+		.filter(
+			({ at, key }) =>
+				at >= window.from &&
+				at < window.to &&
+				!stored.knows(memory, 'ids', key, nowMs) &&
+				!stored.knows(memory, 'orders', key, nowMs) &&
+				!memory.inFlight.has(key),
+		)
 		.sort((a, b) => a.at - b.at || Number(a.order.id) - Number(b.order.id));
 	let to = window.to;
 	memory.backlog = missed.length > MAX_CAUGHT_UP_PER_RUN;
@@ -170,6 +192,11 @@ export async function catchUpOrders(
 		},
 		settings,
 	);
-	if (claim.headers['idempotent-replayed'] === 'true') return { ran: false, reason: 'claimed-by-another-process' };
-	return { ran: true, events: taken.map(({ order }) => caughtUpEvent(order, { from: window.from, to }, withCurrent)), to };
+	if (claim.headers['idempotent-replayed'] === 'true')
+		return { ran: false, reason: 'claimed-by-another-process' };
+	return {
+		ran: true,
+		events: taken.map(({ order }) => caughtUpEvent(order, { from: window.from, to }, withCurrent)),
+		to,
+	};
 }

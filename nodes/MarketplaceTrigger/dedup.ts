@@ -16,7 +16,9 @@
  */
 
 /** Gaps after attempts 1..7 of a delivery (the service makes at most 8 attempts). */
-export const RETRY_GAPS_MS: readonly number[] = [1, 5, 30, 120, 300, 600, 1440].map((m) => m * 60_000);
+export const RETRY_GAPS_MS: readonly number[] = [1, 5, 30, 120, 300, 600, 1440].map(
+	(m) => m * 60_000,
+);
 
 /** The signature check accepts timestamps up to 5 minutes off, so clocks may differ by that much. */
 export const CLOCK_TOLERANCE_MS = 5 * 60_000;
@@ -53,7 +55,8 @@ export function retentionFor(ageMs: number): number {
 
 /** The keys concatenated in `text` (the serialised form), or none when it is malformed. */
 export function splitKeys(text: unknown): string[] {
-	if (typeof text !== 'string' || text.length % KEY_LENGTH !== 0 || !KEY_PATTERN.test(text)) return [];
+	if (typeof text !== 'string' || text.length % KEY_LENGTH !== 0 || !KEY_PATTERN.test(text))
+		return [];
 	const keys: string[] = [];
 	for (let i = 0; i < text.length; i += KEY_LENGTH) keys.push(text.slice(i, i + KEY_LENGTH));
 	return keys;
@@ -76,7 +79,8 @@ export class DedupStore {
 	private count = 0;
 
 	constructor(readonly maxEntries: number = DEFAULT_MAX_ENTRIES) {
-		if (!(Number.isInteger(maxEntries) && maxEntries > 0)) throw new RangeError('maxEntries must be a positive integer');
+		if (!(Number.isInteger(maxEntries) && maxEntries > 0))
+			throw new RangeError('maxEntries must be a positive integer');
 	}
 
 	/** Rebuilds a store from its serialised state; malformed buckets are skipped. */
@@ -87,8 +91,20 @@ export class DedupStore {
 		for (const [minuteText, keys] of Object.entries(e as Record<string, unknown>)) {
 			const minute = parseInt(minuteText, 36);
 			// a minute before 2160 (Unix minutes below 1e8): anything else is not a state this store wrote
-			if (!Number.isSafeInteger(minute) || minute <= 0 || minute >= 1e8 || minute.toString(36) !== minuteText) continue;
-			if (typeof keys !== 'string' || keys.length === 0 || keys.length % KEY_LENGTH !== 0 || !KEY_PATTERN.test(keys)) continue;
+			if (
+				!Number.isSafeInteger(minute) ||
+				minute <= 0 ||
+				minute >= 1e8 ||
+				minute.toString(36) !== minuteText
+			)
+				continue;
+			if (
+				typeof keys !== 'string' ||
+				keys.length === 0 ||
+				keys.length % KEY_LENGTH !== 0 ||
+				!KEY_PATTERN.test(keys)
+			)
+				continue;
 			store.buckets.set(minute, keys);
 			store.count += keys.length / KEY_LENGTH;
 		}
@@ -115,7 +131,8 @@ export class DedupStore {
 	/** Adds every key of `other` with the later of the two expiries; true if this store changed. */
 	merge(other: DedupStore): boolean {
 		let changed = false;
-		for (const [key, minute] of other.entries()) changed = this.keepUntilMinute(key, minute) || changed;
+		for (const [key, minute] of other.entries())
+			changed = this.keepUntilMinute(key, minute) || changed;
 		this.trim();
 		return changed;
 	}
@@ -123,7 +140,8 @@ export class DedupStore {
 	/** The keys of `other` this store does not remember as long as `other` does. */
 	uncovered(other: DedupStore): string[] {
 		const keys: string[] = [];
-		for (const [key, minute] of other.entries()) if ((this.expiryOf(key) ?? -Infinity) < minute) keys.push(key);
+		for (const [key, minute] of other.entries())
+			if ((this.expiryOf(key) ?? -Infinity) < minute) keys.push(key);
 		return keys;
 	}
 
@@ -145,7 +163,8 @@ export class DedupStore {
 	/** Every key with its expiry minute. */
 	private *entries(): Generator<[string, number]> {
 		for (const [minute, keys] of this.buckets) {
-			for (let i = 0; i < keys.length; i += KEY_LENGTH) yield [keys.slice(i, i + KEY_LENGTH), minute];
+			for (let i = 0; i < keys.length; i += KEY_LENGTH)
+				yield [keys.slice(i, i + KEY_LENGTH), minute];
 		}
 	}
 

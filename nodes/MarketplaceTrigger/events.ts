@@ -42,7 +42,8 @@ export function parseEnvelope(rawBody: Buffer): EventEnvelope | undefined {
 	}
 	if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
 	const { id, type, createdAt, data } = parsed as Record<string, unknown>;
-	if (typeof id !== 'string' || typeof type !== 'string' || typeof createdAt !== 'string') return undefined;
+	if (typeof id !== 'string' || typeof type !== 'string' || typeof createdAt !== 'string')
+		return undefined;
 	if (!data || typeof data !== 'object' || Array.isArray(data)) return undefined;
 	return { id, type, createdAt, data: data as Record<string, unknown> };
 }

@@ -9,7 +9,12 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { readAll } from '../shared/transport/pagination';
 import { transportClock } from '../shared/transport/clock';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
-import { errorObjectOf, isTransient, nodeApiError, readFailure } from '../shared/transport/transportErrors';
+import {
+	errorObjectOf,
+	isTransient,
+	nodeApiError,
+	readFailure,
+} from '../shared/transport/transportErrors';
 import { startCatchUp } from './catchUp';
 import { normaliseEventTypes, sameEventTypes } from './events';
 import { checkReachability } from './reachability';
@@ -69,14 +74,17 @@ function wantedEventTypes(ctx: IHookFunctions): string[] {
 	const types = normaliseEventTypes(ctx.getNodeParameter('eventTypes', []));
 	if (types.length === 0) {
 		throw new NodeOperationError(ctx.getNode(), 'Choose at least one event type to listen for', {
-			description: 'webhook.test deliveries cannot be subscribed to; they arrive whatever you choose.',
+			description:
+				'webhook.test deliveries cannot be subscribed to; they arrive whatever you choose.',
 		});
 	}
 	return types;
 }
 
 function wantedDescription(ctx: IHookFunctions): string {
-	const text = String(ctx.getNodeParameter('description', DEFAULT_ENDPOINT_DESCRIPTION) ?? '').trim();
+	const text = String(
+		ctx.getNodeParameter('description', DEFAULT_ENDPOINT_DESCRIPTION) ?? '',
+	).trim();
 	return (text || DEFAULT_ENDPOINT_DESCRIPTION).slice(0, 500);
 }
 
@@ -118,14 +126,21 @@ export async function rotateSecret(
 	endpointId: number,
 	settings: TransportSettings = LIFECYCLE_TRANSPORT,
 ): Promise<string> {
-	const { body } = await apiRequest.call(ctx, {
-		route: 'rotateWebhookEndpointSecret',
-		pathParams: { id: endpointId },
-		idempotencyKey: newIdempotencyKey(),
-	}, settings);
+	const { body } = await apiRequest.call(
+		ctx,
+		{
+			route: 'rotateWebhookEndpointSecret',
+			pathParams: { id: endpointId },
+			idempotencyKey: newIdempotencyKey(),
+		},
+		settings,
+	);
 	const secret = secretOf(body);
 	if (!secret) {
-		throw new NodeOperationError(ctx.getNode(), `Rotating the secret of webhook endpoint ${endpointId} returned no secret`);
+		throw new NodeOperationError(
+			ctx.getNode(),
+			`Rotating the secret of webhook endpoint ${endpointId} returned no secret`,
+		);
 	}
 	return secret;
 }
@@ -169,17 +184,22 @@ export async function checkEndpointExists(this: IHookFunctions): Promise<boolean
 
 	const patch: IDataObject = {};
 	if (!sameEventTypes(endpoint.eventTypes, eventTypes)) patch.eventTypes = eventTypes;
-	if (endpoint.description !== undefined && endpoint.description !== description) patch.description = description;
+	if (endpoint.description !== undefined && endpoint.description !== description)
+		patch.description = description;
 	const reEnable = endpoint.status === 'Disabled';
 	if (reEnable) patch.status = 'Enabled';
 	let updated: RemoteEndpoint | undefined;
 	if (Object.keys(patch).length > 0) {
-		const answer = await apiRequest.call(this, {
-			route: 'updateWebhookEndpoint',
-			pathParams: { id: endpoint.id },
-			body: patch,
-			idempotencyKey: newIdempotencyKey(),
-		}, LIFECYCLE_TRANSPORT);
+		const answer = await apiRequest.call(
+			this,
+			{
+				route: 'updateWebhookEndpoint',
+				pathParams: { id: endpoint.id },
+				body: patch,
+				idempotencyKey: newIdempotencyKey(),
+			},
+			LIFECYCLE_TRANSPORT,
+		);
 		updated = endpointIn(answer.body);
 	}
 
@@ -246,7 +266,9 @@ async function explainCreateRefusal(
 		endpoints = await listEndpoints(ctx);
 	} catch (listError) {
 		// the listing is only an explanation; the create error is the one to report
-		ctx.logger.warn(`Could not list webhook endpoints after a refused create: ${readFailure(listError).message}`);
+		ctx.logger.warn(
+			`Could not list webhook endpoints after a refused create: ${readFailure(listError).message}`,
+		);
 		return undefined;
 	}
 	if (endpoints.length < MAX_ENDPOINTS) return undefined;
@@ -269,19 +291,23 @@ export async function createEndpoint(this: IHookFunctions): Promise<boolean> {
 	const body: IDataObject = { url, description: wantedDescription(this), eventTypes };
 	let response: { body: unknown };
 	try {
-		response = await apiRequest.call(this, {
-			route: 'createWebhookEndpoint',
-			body,
-			idempotencyKey: newIdempotencyKey(),
-			// After a 5xx the endpoint may exist (the key is released, a retry would make a second
-			// one). checkExists found none at this URL before, so one there now is ours: adopt it and
-			// rotate for the secret the lost answer held.
-			reconcile: async () => {
-				const mine = (await listEndpoints(this)).find((e) => e.url === url);
-				if (!mine) return undefined;
-				return { webhookEndpoint: { ...mine }, secret: await rotateSecret(this, mine.id) };
+		response = await apiRequest.call(
+			this,
+			{
+				route: 'createWebhookEndpoint',
+				body,
+				idempotencyKey: newIdempotencyKey(),
+				// After a 5xx the endpoint may exist (the key is released, a retry would make a second
+				// one). checkExists found none at this URL before, so one there now is ours: adopt it and
+				// rotate for the secret the lost answer held.
+				reconcile: async () => {
+					const mine = (await listEndpoints(this)).find((e) => e.url === url);
+					if (!mine) return undefined;
+					return { webhookEndpoint: { ...mine }, secret: await rotateSecret(this, mine.id) };
+				},
 			},
-		}, LIFECYCLE_TRANSPORT);
+			LIFECYCLE_TRANSPORT,
+		);
 	} catch (error) {
 		const explained = await explainCreateRefusal(this, error, url);
 		throw explained ?? new NodeApiError(this.getNode(), error as JsonObject);
@@ -290,7 +316,10 @@ export async function createEndpoint(this: IHookFunctions): Promise<boolean> {
 	const endpoint = toRemote((created.webhookEndpoint ?? created) as IDataObject);
 	const secret = secretOf(created);
 	if (!endpoint || !secret) {
-		throw new NodeOperationError(this.getNode(), 'Creating the webhook endpoint returned no endpoint id or secret');
+		throw new NodeOperationError(
+			this.getNode(),
+			'Creating the webhook endpoint returned no endpoint id or secret',
+		);
 	}
 	const data = nodeData(this);
 	const now = transportClock().now();
@@ -305,22 +334,37 @@ export async function createEndpoint(this: IHookFunctions): Promise<boolean> {
 	setRecord(data, url, record);
 	startCatchUp(this, endpoint.createdAt);
 	// not reached: the endpoint is of no use, and n8n's retry (or the next listening) creates it again
-	await checkReachability(this, endpoint.id, url, async () => await removeUnreached(this, endpoint.id, url));
+	await checkReachability(
+		this,
+		endpoint.id,
+		url,
+		async () => await removeUnreached(this, endpoint.id, url),
+	);
 	if (this.getMode() === 'manual') startSampleDelivery(this, endpoint.id, url);
 	return true;
 }
 
 /** Deletes an endpoint create() made when the service could not reach it; a failure is only logged. */
-async function removeUnreached(ctx: IHookFunctions, endpointId: number, url: string): Promise<void> {
+async function removeUnreached(
+	ctx: IHookFunctions,
+	endpointId: number,
+	url: string,
+): Promise<void> {
 	try {
-		await apiRequest.call(ctx, {
-			route: 'deleteWebhookEndpoint',
-			pathParams: { id: endpointId },
-			idempotencyKey: newIdempotencyKey(),
-		}, LIFECYCLE_TRANSPORT);
+		await apiRequest.call(
+			ctx,
+			{
+				route: 'deleteWebhookEndpoint',
+				pathParams: { id: endpointId },
+				idempotencyKey: newIdempotencyKey(),
+			},
+			LIFECYCLE_TRANSPORT,
+		);
 		clearRecord(nodeData(ctx), url);
 	} catch (error) {
-		ctx.logger.warn(`Could not delete webhook endpoint ${endpointId} (${url}) after the reachability check failed: ${readFailure(error).message}`);
+		ctx.logger.warn(
+			`Could not delete webhook endpoint ${endpointId} (${url}) after the reachability check failed: ${readFailure(error).message}`,
+		);
 	}
 }
 
@@ -341,11 +385,15 @@ export async function deleteEndpoint(this: IHookFunctions): Promise<boolean> {
 	// The stored id is deleted only when the service still shows it at this URL.
 	for (const id of ids) {
 		try {
-			await apiRequest.call(this, {
-				route: 'deleteWebhookEndpoint',
-				pathParams: { id },
-				idempotencyKey: newIdempotencyKey(),
-			}, LIFECYCLE_TRANSPORT);
+			await apiRequest.call(
+				this,
+				{
+					route: 'deleteWebhookEndpoint',
+					pathParams: { id },
+					idempotencyKey: newIdempotencyKey(),
+				},
+				LIFECYCLE_TRANSPORT,
+			);
 		} catch (error) {
 			const failure = readFailure(error);
 			if (failure.status === 404) {
@@ -359,7 +407,9 @@ export async function deleteEndpoint(this: IHookFunctions): Promise<boolean> {
 		}
 	}
 	if (stored && !ids.has(stored.endpointId)) {
-		this.logger.info(`Webhook endpoint ${stored.endpointId} no longer exists at ${url}; nothing to delete`);
+		this.logger.info(
+			`Webhook endpoint ${stored.endpointId} no longer exists at ${url}; nothing to delete`,
+		);
 	}
 	clearRecord(data, url);
 	return true;

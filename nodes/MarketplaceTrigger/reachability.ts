@@ -21,7 +21,12 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { transportClock } from '../shared/transport/clock';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
-import { errorObjectOf, isTransient, nodeApiError, readFailure } from '../shared/transport/transportErrors';
+import {
+	errorObjectOf,
+	isTransient,
+	nodeApiError,
+	readFailure,
+} from '../shared/transport/transportErrors';
 import type { VerifyFailure } from '../shared/webhookVerifier';
 import { parseEnvelope, TEST_EVENT_TYPE } from './events';
 
@@ -59,10 +64,23 @@ const firstNumber = (record: IDataObject, keys: string[]): number | undefined =>
 export function readDeliveryRecord(body: unknown): DeliveryOutcome | undefined {
 	if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
 	const outer = body as IDataObject;
-	const record = (outer.delivery && typeof outer.delivery === 'object' ? outer.delivery : outer) as IDataObject;
+	const record = (
+		outer.delivery && typeof outer.delivery === 'object' ? outer.delivery : outer
+	) as IDataObject;
 	const attemptsValue = record.attempts;
-	const attempts = Array.isArray(attemptsValue) ? attemptsValue.length : typeof attemptsValue === 'number' ? attemptsValue : 0;
-	const httpStatus = firstNumber(record, ['responseStatusCode', 'responseStatus', 'httpStatus', 'statusCode', 'lastResponseStatus']) ?? null;
+	const attempts = Array.isArray(attemptsValue)
+		? attemptsValue.length
+		: typeof attemptsValue === 'number'
+			? attemptsValue
+			: 0;
+	const httpStatus =
+		firstNumber(record, [
+			'responseStatusCode',
+			'responseStatus',
+			'httpStatus',
+			'statusCode',
+			'lastResponseStatus',
+		]) ?? null;
 	return {
 		deliveryId: typeof record.id === 'number' ? record.id : undefined,
 		status: typeof record.status === 'string' ? record.status : '',
@@ -92,9 +110,15 @@ const CHECK_ADDRESS =
 /** What a test delivery's record says about reachability. Pure. */
 export function judgeDelivery(outcome: DeliveryOutcome): ProbeVerdict {
 	const code = outcome.httpStatus;
-	if (code !== null && ((code >= 200 && code < 300) || code === 401)) return { reached: true, httpStatus: code };
+	if (code !== null && ((code >= 200 && code < 300) || code === 401))
+		return { reached: true, httpStatus: code };
 	if (isPending(outcome)) {
-		return { reached: false, final: false, saw: 'the service had not attempted its test delivery yet', check: 'n8n tries the activation again' };
+		return {
+			reached: false,
+			final: false,
+			saw: 'the service had not attempted its test delivery yet',
+			check: 'n8n tries the activation again',
+		};
 	}
 	if (outcome.attempts === 0) {
 		return {
@@ -118,7 +142,8 @@ export function judgeDelivery(outcome: DeliveryOutcome): ProbeVerdict {
 			reached: false,
 			final: true,
 			saw: `its test delivery was answered with a redirect (HTTP ${code}), which the service does not follow`,
-			check: 'Set N8N_WEBHOOK_URL to the final https address (no http-to-https or other redirect in front of n8n)',
+			check:
+				'Set N8N_WEBHOOK_URL to the final https address (no http-to-https or other redirect in front of n8n)',
 		};
 	}
 	if (code === 404) {
@@ -146,17 +171,28 @@ export function judgeDelivery(outcome: DeliveryOutcome): ProbeVerdict {
 }
 
 /** The message n8n shows in its activation error (it shows the message only, not the description). */
-export function unreachableMessage(url: string, verdict: Extract<ProbeVerdict, { reached: false }>): string {
+export function unreachableMessage(
+	url: string,
+	verdict: Extract<ProbeVerdict, { reached: false }>,
+): string {
 	return `The Marketplace service could not reach this trigger at ${url}: ${verdict.saw}. ${verdict.check}.`;
 }
 
 /** Reads the endpoint's newest deliveries for one of them (a record answered before its attempt was made). */
-async function readDelivery(ctx: IHookFunctions, endpointId: number, deliveryId: number): Promise<DeliveryOutcome | undefined> {
-	const { body } = await apiRequest.call(ctx, {
-		route: 'listWebhookDeliveries',
-		pathParams: { id: endpointId },
-		query: { page: 1, limit: 10 },
-	}, PROBE_TRANSPORT);
+async function readDelivery(
+	ctx: IHookFunctions,
+	endpointId: number,
+	deliveryId: number,
+): Promise<DeliveryOutcome | undefined> {
+	const { body } = await apiRequest.call(
+		ctx,
+		{
+			route: 'listWebhookDeliveries',
+			pathParams: { id: endpointId },
+			query: { page: 1, limit: 10 },
+		},
+		PROBE_TRANSPORT,
+	);
 	const list = body && typeof body === 'object' ? (body as IDataObject).deliveries : undefined;
 	if (!Array.isArray(list)) return undefined;
 	return list.map(readDeliveryRecord).find((d) => d?.deliveryId === deliveryId);
@@ -166,14 +202,25 @@ async function readDelivery(ctx: IHookFunctions, endpointId: number, deliveryId:
  * Asks the service for a test delivery to the endpoint and returns its record once the attempt is
  * made (or the last record read). Errors of the Test call are thrown as the transport made them.
  */
-export async function testDelivery(ctx: IHookFunctions, endpointId: number): Promise<DeliveryOutcome> {
-	const { body } = await apiRequest.call(ctx, {
-		route: 'testWebhookEndpoint',
-		pathParams: { id: endpointId },
-		idempotencyKey: newIdempotencyKey(),
-	}, PROBE_TRANSPORT);
+export async function testDelivery(
+	ctx: IHookFunctions,
+	endpointId: number,
+): Promise<DeliveryOutcome> {
+	const { body } = await apiRequest.call(
+		ctx,
+		{
+			route: 'testWebhookEndpoint',
+			pathParams: { id: endpointId },
+			idempotencyKey: newIdempotencyKey(),
+		},
+		PROBE_TRANSPORT,
+	);
 	let outcome = readDeliveryRecord(body) ?? { status: '', attempts: 0, httpStatus: null };
-	for (let read = 0; read < PROBE_SCHEDULE.pendingReads && isPending(outcome) && outcome.deliveryId !== undefined; read++) {
+	for (
+		let read = 0;
+		read < PROBE_SCHEDULE.pendingReads && isPending(outcome) && outcome.deliveryId !== undefined;
+		read++
+	) {
 		await transportClock().sleep(PROBE_SCHEDULE.pendingWaitMs);
 		outcome = (await readDelivery(ctx, endpointId, outcome.deliveryId)) ?? outcome;
 	}
@@ -202,13 +249,18 @@ export async function checkReachability(
 		throw nodeApiError(ctx.getNode(), errorObjectOf(error), {
 			message:
 				`Could not check that the Marketplace service reaches this trigger at ${url}: Webhook Endpoint > Test failed (${failure.message}). ` +
-				(transient ? 'The service may be busy; n8n tries the activation again.' : 'Check the credential and its permissions.'),
+				(transient
+					? 'The service may be busy; n8n tries the activation again.'
+					: 'Check the credential and its permissions.'),
 			httpCode: failure.status === undefined ? undefined : String(failure.status),
 		});
 	}
 	const verdict = judgeDelivery(outcome);
 	if (verdict.reached) {
-		ctx.logger.info(`Marketplace Trigger: the service reached ${url} (test delivery answered ${verdict.httpStatus})`, { endpointId });
+		ctx.logger.info(
+			`Marketplace Trigger: the service reached ${url} (test delivery answered ${verdict.httpStatus})`,
+			{ endpointId },
+		);
 		return outcome;
 	}
 	const message = unreachableMessage(url, verdict);

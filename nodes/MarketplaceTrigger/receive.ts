@@ -31,7 +31,12 @@
  * The save is one UPDATE of the whole static data with no version check, in whichever n8n process
  * received the request (each `n8n webhook` processor in queue mode).
  */
-import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+import type {
+	IDataObject,
+	INodeExecutionData,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
 
 import { transportClock } from '../shared/transport/clock';
 import { apiRequest, type TransportSettings } from '../shared/transport/request';
@@ -39,12 +44,27 @@ import { isTransient, readFailure } from '../shared/transport/transportErrors';
 import { verifyWebhook } from '../shared/webhookVerifier';
 import { caughtUpUntil, catchUpOrders, dueWindow, ORDER_CREATED, orderKey } from './catchUp';
 import { retentionFor } from './dedup';
-import { dedupKey, isSubscribable, normaliseEventTypes, parseEnvelope, stateReadFor, TEST_EVENT_TYPE, type EventEnvelope } from './events';
+import {
+	dedupKey,
+	isSubscribable,
+	normaliseEventTypes,
+	parseEnvelope,
+	stateReadFor,
+	TEST_EVENT_TYPE,
+	type EventEnvelope,
+} from './events';
 import { memoryOf, type EndpointMemory } from './memory';
 import { isActivationProbe } from './reachability';
 import { recoverSecret, refuse } from './refusals';
 import { answerWithSample } from './sample';
-import { noteAccepted, receiveSync, storageProblem, SYNC_EVENT_TYPE, syncTargetOf, type AcceptedKey } from './settle';
+import {
+	noteAccepted,
+	receiveSync,
+	storageProblem,
+	SYNC_EVENT_TYPE,
+	syncTargetOf,
+	type AcceptedKey,
+} from './settle';
 import { SECRET_OVERLAP_MS, verificationKeys, type MissedEventsNotice } from './state';
 import { StoredEndpoint } from './stored';
 
@@ -90,7 +110,10 @@ type RawRequest = ReturnType<IWebhookFunctions['getRequestObject']> & {
  * swapped for the one the request came in on (n8n serves both on one base URL).
  */
 function servedUrl(ctx: IWebhookFunctions): string {
-	const served = typeof ctx.getWebhookResourceUrl === 'function' ? ctx.getWebhookResourceUrl('default') : undefined;
+	const served =
+		typeof ctx.getWebhookResourceUrl === 'function'
+			? ctx.getWebhookResourceUrl('default')
+			: undefined;
 	const production = ctx.getNodeWebhookUrl('default') ?? '';
 	if (served !== undefined || ctx.getMode() !== 'manual') return served ?? production;
 	const request = ctx.getRequestObject() as { originalUrl?: string; url?: string };
@@ -102,7 +125,12 @@ function testUrlOf(production: string, arrivedPath: string): string {
 	const prod = production.split('/');
 	const arrived = arrivedPath.split('/');
 	let shared = 0;
-	while (shared < arrived.length - 2 && shared < prod.length - 4 && arrived[arrived.length - 1 - shared] === prod[prod.length - 1 - shared]) shared++;
+	while (
+		shared < arrived.length - 2 &&
+		shared < prod.length - 4 &&
+		arrived[arrived.length - 1 - shared] === prod[prod.length - 1 - shared]
+	)
+		shared++;
 	if (shared === 0) return production;
 	prod[prod.length - 1 - shared] = arrived[arrived.length - 1 - shared];
 	return prod.join('/');
@@ -121,7 +149,10 @@ interface CurrentState {
 	retryLater?: IDataObject;
 }
 
-async function readCurrentState(ctx: IWebhookFunctions, event: EventEnvelope): Promise<CurrentState> {
+async function readCurrentState(
+	ctx: IWebhookFunctions,
+	event: EventEnvelope,
+): Promise<CurrentState> {
 	const read = stateReadFor(event);
 	if (!read) return {};
 	try {
@@ -146,7 +177,12 @@ async function readCurrentState(ctx: IWebhookFunctions, event: EventEnvelope): P
 }
 
 /** An answer of the trigger's own: n8n saves the static data (what `stored` changed) before anything else. */
-function reply(d: Delivery, status: number, body: IDataObject, workflowData?: INodeExecutionData[][]): IWebhookResponseData {
+function reply(
+	d: Delivery,
+	status: number,
+	body: IDataObject,
+	workflowData?: INodeExecutionData[][],
+): IWebhookResponseData {
 	d.stored.save();
 	d.ctx.getResponseObject().status(status).json(body);
 	return workflowData ? { noWebhookResponse: true, workflowData } : { noWebhookResponse: true };
@@ -169,7 +205,13 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const memory = memoryOf(this.getWorkflow().id ?? '', url);
 	const end = memory.begin();
 	try {
-		const d: Delivery = { ctx: this, request, now, memory, stored: new StoredEndpoint(this.getWorkflowStaticData('node'), url) };
+		const d: Delivery = {
+			ctx: this,
+			request,
+			now,
+			memory,
+			stored: new StoredEndpoint(this.getWorkflowStaticData('node'), url),
+		};
 		return await receive(d);
 	} finally {
 		end();
@@ -182,7 +224,11 @@ async function receive(d: Delivery): Promise<IWebhookResponseData> {
 
 	// 1. signature, over the bytes as received
 	const rawBody = await rawBodyOf(request);
-	if (!rawBody) return reply(d, 500, { error: 'raw-body-unavailable', message: 'The request body could not be read' });
+	if (!rawBody)
+		return reply(d, 500, {
+			error: 'raw-body-unavailable',
+			message: 'The request body could not be read',
+		});
 	const verdict = verifyWebhook({
 		headers: request.headers,
 		rawBody,
@@ -191,21 +237,41 @@ async function receive(d: Delivery): Promise<IWebhookResponseData> {
 	});
 	if (!verdict.ok) {
 		// the activation check's test delivery, before n8n saved the secret: it proves n8n is reachable, refused as expected
-		if (isActivationProbe(rawBody, verdict.reason)) return reply(d, 401, { error: 'invalid-signature', reason: verdict.reason });
-		return reply(d, 401, await refuse(ctx, d.stored, memory, verdict, request.headers['webhook-id'], now, FETCH_TRANSPORT));
+		if (isActivationProbe(rawBody, verdict.reason))
+			return reply(d, 401, { error: 'invalid-signature', reason: verdict.reason });
+		return reply(
+			d,
+			401,
+			await refuse(
+				ctx,
+				d.stored,
+				memory,
+				verdict,
+				request.headers['webhook-id'],
+				now,
+				FETCH_TRANSPORT,
+			),
+		);
 	}
 	// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
 	// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
 	const record = d.stored.record;
 	const recovered =
-		verdict.unknownSignatures > 0 && record !== undefined && !(now - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
+		verdict.unknownSignatures > 0 &&
+		record !== undefined &&
+		!(now - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
 			? await recoverSecret(ctx, d.stored, memory, now, FETCH_TRANSPORT)
 			: false;
 	const event = parseEnvelope(rawBody);
-	if (!event) return reply(d, 400, { error: 'malformed-event', message: 'The body is not an event envelope' });
+	if (!event)
+		return reply(d, 400, {
+			error: 'malformed-event',
+			message: 'The body is not an event envelope',
+		});
 
 	// 2. a sync message: the save path of the ids this process accepted (settle.ts)
-	if (event.type === SYNC_EVENT_TYPE) return reply(d, 200, receiveSync(d.stored, memory, event, now));
+	if (event.type === SYNC_EVENT_TYPE)
+		return reply(d, 200, receiveSync(d.stored, memory, event, now));
 
 	// 3. an event of the service
 	memory.lastVerifiedAt = now;
@@ -215,7 +281,9 @@ async function receive(d: Delivery): Promise<IWebhookResponseData> {
 		const sample = await answerWithSample(ctx, event, subscribed, options);
 		if (sample) return sample;
 		if (options.emitTestEvents !== true) {
-			return acknowledge(d, 'test-event', { hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries' });
+			return acknowledge(d, 'test-event', {
+				hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries',
+			});
 		}
 	} else if (!isSubscribable(event.type) || !subscribed.includes(event.type)) {
 		return acknowledge(d, 'event-type-not-subscribed', { type: event.type });
@@ -261,7 +329,16 @@ async function catchUpMissed(
 	const window = dueWindow(stored, memory, eventAt, notice);
 	if (!window) return { items: [], note: {} };
 	try {
-		const result = await catchUpOrders(d.ctx, window, stored, memory, now, FETCH_TRANSPORT, withCurrent, hold);
+		const result = await catchUpOrders(
+			d.ctx,
+			window,
+			stored,
+			memory,
+			now,
+			FETCH_TRANSPORT,
+			withCurrent,
+			hold,
+		);
 		memory.caughtUpSinceStart = true;
 		if (!result.ran) return { items: [], note: { catchUp: result.reason } };
 		stored.setCaughtUpTo(result.to);
@@ -270,14 +347,26 @@ async function catchUpMissed(
 	} catch (error) {
 		const failure = readFailure(error);
 		if (!isTransient(failure)) return { items: [], note: { catchUpError: failure.message } };
-		d.ctx.logger.warn(`Marketplace Trigger could not read the orders a gap may have lost (${failure.message}); asking the service to retry`);
+		d.ctx.logger.warn(
+			`Marketplace Trigger could not read the orders a gap may have lost (${failure.message}); asking the service to retry`,
+		);
 		return { retryLater: { error: 'catch-up-unavailable', retry: true, message: failure.message } };
 	}
 }
 
 /** The event's item: the envelope, what the options add, and what this process has to tell (refusals, storage). */
-function itemOf(d: Delivery, event: EventEnvelope, state: CurrentState, options: ReceiveOptions): IDataObject {
-	const json: IDataObject = { id: event.id, type: event.type, createdAt: event.createdAt, data: event.data as IDataObject };
+function itemOf(
+	d: Delivery,
+	event: EventEnvelope,
+	state: CurrentState,
+	options: ReceiveOptions,
+): IDataObject {
+	const json: IDataObject = {
+		id: event.id,
+		type: event.type,
+		createdAt: event.createdAt,
+		data: event.data as IDataObject,
+	};
 	if (state.current !== undefined) json.current = state.current as IDataObject;
 	if (state.currentError !== undefined) json.currentError = state.currentError;
 	if (options.includeHeaders === true) json.headers = d.request.headers as IDataObject;
@@ -301,7 +390,8 @@ async function acceptEvent(
 ): Promise<IWebhookResponseData> {
 	const { ctx, stored, memory, now } = d;
 	const production = ctx.getMode() === 'webhook';
-	const catchUp = production && options.catchUpMissedOrders !== false && subscribed.includes(ORDER_CREATED);
+	const catchUp =
+		production && options.catchUpMissedOrders !== false && subscribed.includes(ORDER_CREATED);
 	const eventAt = Date.parse(event.createdAt);
 
 	// 4. duplicates: of the delivery, and of an order a catch-up brought
@@ -311,11 +401,20 @@ async function acceptEvent(
 	let releaseCaughtUp = () => {};
 	try {
 		stored.absorb(memory, now);
-		const seenBefore = stored.knows(memory, 'ids', key, now) ? 'duplicate' : order && stored.knows(memory, 'ids', order, now) ? 'order-caught-up' : undefined;
+		const seenBefore = stored.knows(memory, 'ids', key, now)
+			? 'duplicate'
+			: order && stored.knows(memory, 'ids', order, now)
+				? 'order-caught-up'
+				: undefined;
 		if (seenBefore) {
 			// the service sent it again, so it did not get an answer: remember it from this attempt on
 			stored.rememberSeen(key, idKeptUntil(event, now));
-			return acknowledge(d, seenBefore, { id: webhookId, ...(seenBefore === 'order-caught-up' ? { orderId: event.data.orderId as IDataObject[string] } : {}) });
+			return acknowledge(d, seenBefore, {
+				id: webhookId,
+				...(seenBefore === 'order-caught-up'
+					? { orderId: event.data.orderId as IDataObject[string] }
+					: {}),
+			});
 		}
 
 		// 5a. current state
@@ -323,23 +422,34 @@ async function acceptEvent(
 		if (options.fetchCurrentState === true) {
 			state = await readCurrentState(ctx, event);
 			if (state.retryLater) {
-				ctx.logger.warn(`Marketplace Trigger could not read the current state of ${event.id}; asking the service to retry`, state.retryLater);
-				return reply(d, 503, { error: 'current-state-unavailable', retry: true, ...state.retryLater });
+				ctx.logger.warn(
+					`Marketplace Trigger could not read the current state of ${event.id}; asking the service to retry`,
+					state.retryLater,
+				);
+				return reply(d, 503, {
+					error: 'current-state-unavailable',
+					retry: true,
+					...state.retryLater,
+				});
 			}
 			stored.absorb(memory, now);
 		}
 
 		// 5b. orders a gap may have lost
 		const notice = stored.record?.missedEvents;
-		const noticeDue = notice !== undefined && !memory.shownNotices.has(notice.reEnabledAt) ? notice : undefined;
+		const noticeDue =
+			notice !== undefined && !memory.shownNotices.has(notice.reEnabledAt) ? notice : undefined;
 		if (!catchUp && production && stored.caughtUpTo !== undefined) stored.setCaughtUpTo(undefined);
 		const hold = (held: string[]) => (releaseCaughtUp = holdKeys(memory, held));
-		const caught = catchUp ? await catchUpMissed(d, eventAt, noticeDue, options.fetchCurrentState === true, hold) : { items: [], note: {} };
+		const caught = catchUp
+			? await catchUpMissed(d, eventAt, noticeDue, options.fetchCurrentState === true, hold)
+			: { items: [], note: {} };
 		if ('retryLater' in caught) return reply(d, 503, caught.retryLater);
 
 		// 6. record the keys (settle.ts keeps them stored) and emit
 		const accepted: AcceptedKey[] = [{ key, kind: 'ids', untilMs: idKeptUntil(event, now) }];
-		if (order && catchUp && Number.isFinite(eventAt)) accepted.push({ key: order, kind: 'orders', untilMs: eventAt });
+		if (order && catchUp && Number.isFinite(eventAt))
+			accepted.push({ key: order, kind: 'orders', untilMs: eventAt });
 		for (const item of caught.items) {
 			const untilMs = caughtUpUntil(Date.parse(String(item.createdAt)), now);
 			accepted.push({ key: orderKey((item.data as IDataObject).orderId), kind: 'ids', untilMs });
@@ -354,11 +464,15 @@ async function acceptEvent(
 		if (noticeDue) {
 			memory.shownNotices.add(noticeDue.reEnabledAt);
 			// the process that claimed the catch-up shows the notice with its orders
-			if (caught.note.catchUp !== 'claimed-by-another-process') json.notice = { ...noticeDue, ...caught.note } as unknown as IDataObject;
+			if (caught.note.catchUp !== 'claimed-by-another-process')
+				json.notice = { ...noticeDue, ...caught.note } as unknown as IDataObject;
 			delete stored.record!.missedEvents;
 			stored.recordChanged();
 		}
-		const items = [...caught.items.map((item) => ({ json: { ...item, notice: json.notice } })), { json }];
+		const items = [
+			...caught.items.map((item) => ({ json: { ...item, notice: json.notice } })),
+			{ json },
+		];
 		const answer = { received: true, id: event.id };
 		// What changed beyond the ids (a notice shown, a secret recovered, orders caught up) is saved only
 		// if the trigger answers itself; otherwise n8n answers once the execution is registered.
@@ -370,4 +484,3 @@ async function acceptEvent(
 		release();
 	}
 }
-

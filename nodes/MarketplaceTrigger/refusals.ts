@@ -27,7 +27,8 @@ const REFUSAL_ADVICE: Record<VerifyFailure, string> = {
 		'A webhook-* header came more than once: a proxy in front of n8n added or merged headers, or the request came from elsewhere.',
 	'bad-timestamp':
 		'The webhook-timestamp header is not whole seconds: a proxy in front of n8n changed it, or the request came from elsewhere.',
-	'timestamp-too-old': "Check this n8n host's clock (NTP); a proxy or queue that holds requests for minutes makes them stale too.",
+	'timestamp-too-old':
+		"Check this n8n host's clock (NTP); a proxy or queue that holds requests for minutes makes them stale too.",
 	'timestamp-too-new': "Check this n8n host's clock (NTP): it is behind the service's.",
 	'no-v1-signature':
 		'The webhook-signature header has no v1 entry: a proxy in front of n8n changed it, or the request came from elsewhere.',
@@ -67,7 +68,9 @@ export async function recoverSecret(
 		);
 		return true;
 	} catch (error) {
-		ctx.logger.warn(`Marketplace Trigger could not rotate the secret of webhook endpoint ${record.endpointId}: ${readFailure(error).message}`);
+		ctx.logger.warn(
+			`Marketplace Trigger could not rotate the secret of webhook endpoint ${record.endpointId}: ${readFailure(error).message}`,
+		);
 		return false;
 	}
 }
@@ -90,9 +93,14 @@ export async function refuse(
 	let advice = REFUSAL_ADVICE[verdict.reason];
 	const record = stored.record;
 	if (verdict.reason === 'signature-mismatch' && record) {
-		const verifiedAt = Math.max(memory.lastVerifiedAt ?? 0, record.lastVerifiedAt ?? 0, record.secretAt ?? 0);
+		const verifiedAt = Math.max(
+			memory.lastVerifiedAt ?? 0,
+			record.lastVerifiedAt ?? 0,
+			record.secretAt ?? 0,
+		);
 		if (nowMs - verifiedAt >= SECRET_OVERLAP_MS) {
-			advice += ' No delivery was verified for 24 hours, so the secret may also have been rotated elsewhere.';
+			advice +=
+				' No delivery was verified for 24 hours, so the secret may also have been rotated elsewhere.';
 			await recoverSecret(ctx, stored, memory, nowMs, settings);
 		} else {
 			advice += ` It is not a secret rotation elsewhere: a delivery verified at ${new Date(verifiedAt).toISOString()} and the service signs with the previous secret too for 24 hours after a rotation.`;
@@ -107,9 +115,12 @@ export async function refuse(
 		lastReason: verdict.reason,
 		lastMessage: `${verdict.message}. ${advice}`,
 	};
-	ctx.logger.warn(`Marketplace Trigger refused a delivery (401, ${verdict.reason}): ${verdict.message}. ${advice}`, {
-		url: stored.url,
-		webhookId: typeof webhookId === 'string' ? webhookId : undefined,
-	});
+	ctx.logger.warn(
+		`Marketplace Trigger refused a delivery (401, ${verdict.reason}): ${verdict.message}. ${advice}`,
+		{
+			url: stored.url,
+			webhookId: typeof webhookId === 'string' ? webhookId : undefined,
+		},
+	);
 	return { error: 'invalid-signature', reason: verdict.reason };
 }

@@ -19,7 +19,13 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import type { IDataObject, IHookFunctions, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IHookFunctions,
+	INodeExecutionData,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { latestOrder } from '../MarketplacePollingTrigger/changeDetection';
@@ -30,7 +36,12 @@ import { apiRequest, type TransportSettings } from '../shared/transport/request'
 import { readFailure } from '../shared/transport/transportErrors';
 import { parseSecret, signWebhook } from '../shared/webhookVerifier';
 import { TEST_EVENT_TYPE, type EventEnvelope } from './events';
-import { judgeDelivery, testDelivery, unreachableMessage, type DeliveryOutcome } from './reachability';
+import {
+	judgeDelivery,
+	testDelivery,
+	unreachableMessage,
+	type DeliveryOutcome,
+} from './reachability';
 import { getRecord } from './state';
 
 /** The reads of a sample must fit in the service's 10 s answer limit. */
@@ -75,7 +86,11 @@ async function newestOrder(ctx: Ctx): Promise<IDataObject | undefined> {
 	return undefined;
 }
 
-async function readCurrent(ctx: Ctx, read: () => Promise<unknown>, route: string): Promise<IDataObject> {
+async function readCurrent(
+	ctx: Ctx,
+	read: () => Promise<unknown>,
+	route: string,
+): Promise<IDataObject> {
 	try {
 		return { current: (await read()) as IDataObject };
 	} catch (error) {
@@ -91,10 +106,16 @@ async function readCurrent(ctx: Ctx, read: () => Promise<unknown>, route: string
 	}
 }
 
-const positive = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+const positive = (value: unknown): value is number =>
+	typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 
 /** The fields of an order event's item: data, createdAt, and current as set. */
-async function orderSample(ctx: Ctx, type: string, event: EventEnvelope, options: SampleOptions): Promise<IDataObject> {
+async function orderSample(
+	ctx: Ctx,
+	type: string,
+	event: EventEnvelope,
+	options: SampleOptions,
+): Promise<IDataObject> {
 	let order: IDataObject | undefined;
 	let readProblem: string | undefined;
 	try {
@@ -104,9 +125,24 @@ async function orderSample(ctx: Ctx, type: string, event: EventEnvelope, options
 	}
 	if (order && positive(order.id) && positive(order.brandId)) {
 		const orderId = order.id;
-		const createdAt = String((type === 'order.created' ? order.createdAt : order.updatedAt) ?? order.createdAt ?? event.createdAt);
+		const createdAt = String(
+			(type === 'order.created' ? order.createdAt : order.updatedAt) ??
+				order.createdAt ??
+				event.createdAt,
+		);
 		const current = options.fetchCurrentState
-			? await readCurrent(ctx, async () => (await apiRequest.call(ctx, { route: 'getOrder', pathParams: { id: orderId } }, SAMPLE_TRANSPORT)).body, 'getOrder')
+			? await readCurrent(
+					ctx,
+					async () =>
+						(
+							await apiRequest.call(
+								ctx,
+								{ route: 'getOrder', pathParams: { id: orderId } },
+								SAMPLE_TRANSPORT,
+							)
+						).body,
+					'getOrder',
+				)
 			: {};
 		return {
 			createdAt,
@@ -120,7 +156,9 @@ async function orderSample(ctx: Ctx, type: string, event: EventEnvelope, options
 	return {
 		createdAt: event.createdAt,
 		data: { brandId: 0, orderId: 0 },
-		...(options.fetchCurrentState ? { current: { id: 0, brandId: 0, status: 'Created', createdAt: now, updatedAt: now } } : {}),
+		...(options.fetchCurrentState
+			? { current: { id: 0, brandId: 0, status: 'Created', createdAt: now, updatedAt: now } }
+			: {}),
 		sampleSource: 'synthetic',
 		sampleNote:
 			`A made-up ${type} event: ${readProblem ? `the orders could not be read (${readProblem})` : 'your account has no order yet'}, ` +
@@ -129,20 +167,37 @@ async function orderSample(ctx: Ctx, type: string, event: EventEnvelope, options
 }
 
 /** The fields of a brand health event's item, from the first brand the key may read. */
-async function bandSample(ctx: Ctx, type: string, event: EventEnvelope, options: SampleOptions): Promise<IDataObject> {
+async function bandSample(
+	ctx: Ctx,
+	type: string,
+	event: EventEnvelope,
+	options: SampleOptions,
+): Promise<IDataObject> {
 	let readProblem: string | undefined;
 	try {
-		const brands = await readAll.call(ctx, { route: 'listBrands', returnAll: true, settings: SAMPLE_TRANSPORT });
+		const brands = await readAll.call(ctx, {
+			route: 'listBrands',
+			returnAll: true,
+			settings: SAMPLE_TRANSPORT,
+		});
 		let brandId = brands.map((b) => b.id).find(positive);
 		if (brandId === undefined) {
 			const order = await newestOrder(ctx);
 			brandId = positive(order?.brandId) ? order.brandId : undefined;
 		}
 		if (brandId !== undefined) {
-			const { body } = await apiRequest.call(ctx, { route: 'getBrandHealth', query: { brandId } }, SAMPLE_TRANSPORT);
+			const { body } = await apiRequest.call(
+				ctx,
+				{ route: 'getBrandHealth', query: { brandId } },
+				SAMPLE_TRANSPORT,
+			);
 			const health = (body ?? {}) as IDataObject;
-			const dimensions = Array.isArray(health.dimensions) ? (health.dimensions as IDataObject[]) : [];
-			const first = dimensions.find((d) => typeof d.dimension === 'string' && typeof d.band === 'string');
+			const dimensions = Array.isArray(health.dimensions)
+				? (health.dimensions as IDataObject[])
+				: [];
+			const first = dimensions.find(
+				(d) => typeof d.dimension === 'string' && typeof d.band === 'string',
+			);
 			if (first) {
 				return {
 					createdAt: typeof health.updatedAt === 'string' ? health.updatedAt : event.createdAt,
@@ -160,7 +215,14 @@ async function bandSample(ctx: Ctx, type: string, event: EventEnvelope, options:
 		createdAt: event.createdAt,
 		data: { brandId: 0, dimension: 'SampleDimension', band: 'SampleBand' },
 		...(options.fetchCurrentState
-			? { current: { brandId: 0, categories: [], dimensions: [{ dimension: 'SampleDimension', band: 'SampleBand' }], updatedAt: event.createdAt } }
+			? {
+					current: {
+						brandId: 0,
+						categories: [],
+						dimensions: [{ dimension: 'SampleDimension', band: 'SampleBand' }],
+						updatedAt: event.createdAt,
+					},
+				}
 			: {}),
 		sampleSource: 'synthetic',
 		sampleNote:
@@ -177,7 +239,9 @@ export async function buildSample(
 	options: SampleOptions,
 ): Promise<IDataObject> {
 	const type = subscribed[0] ?? 'order.created';
-	const fields = type.startsWith('brand_health.') ? await bandSample(ctx, type, event, options) : await orderSample(ctx, type, event, options);
+	const fields = type.startsWith('brand_health.')
+		? await bandSample(ctx, type, event, options)
+		: await orderSample(ctx, type, event, options);
 	const { sampleSource, sampleNote, ...eventFields } = fields;
 	const json: IDataObject = { id: event.id, type, ...eventFields };
 	if (options.includeHeaders === true) json.headers = ctx.getRequestObject().headers as IDataObject;
@@ -208,14 +272,25 @@ export async function answerWithSample(
 }
 
 /** Ends the listening with `message`: a signed webhook.test of the trigger's own to the test URL. */
-async function endListening(ctx: IHookFunctions, url: string, endpointId: number, secret: string | undefined, message: string): Promise<void> {
+async function endListening(
+	ctx: IHookFunctions,
+	url: string,
+	endpointId: number,
+	secret: string | undefined,
+	message: string,
+): Promise<void> {
 	ctx.logger.warn(message, { url, endpointId });
 	if (!secret) return;
 	const id = `msg_sample_${randomUUID()}`;
 	// signed at the time the receiving request verifies with (the transport's clock)
 	const now = transportClock().now();
 	const timestamp = Math.floor(now / 1000);
-	const body = JSON.stringify({ id, type: TEST_EVENT_TYPE, createdAt: new Date(now).toISOString(), data: { webhookEndpointId: endpointId, sampleProblem: message } });
+	const body = JSON.stringify({
+		id,
+		type: TEST_EVENT_TYPE,
+		createdAt: new Date(now).toISOString(),
+		data: { webhookEndpointId: endpointId, sampleProblem: message },
+	});
 	try {
 		await ctx.helpers.httpRequest({
 			method: 'POST',
@@ -232,7 +307,10 @@ async function endListening(ctx: IHookFunctions, url: string, endpointId: number
 	} catch (error) {
 		// a 500 is the answer n8n gives for the failed test run: the message reached the editor
 		const failure = readFailure(error);
-		if (!/status code 500/.test(failure.message)) ctx.logger.warn(`Marketplace Trigger could not post the notice to its own test URL ${url}: ${failure.message}`);
+		if (!/status code 500/.test(failure.message))
+			ctx.logger.warn(
+				`Marketplace Trigger could not post the notice to its own test URL ${url}: ${failure.message}`,
+			);
 	}
 }
 
@@ -245,8 +323,14 @@ async function endListening(ctx: IHookFunctions, url: string, endpointId: number
  * only what it acquired). Rests on those internals: n8n without them (1.x) needs no isolate.
  */
 async function withIsolateOf<T>(ctx: IHookFunctions, fn: () => Promise<T>): Promise<T> {
-	const expression = (ctx as unknown as { workflow?: { expression?: { withIsolate?: (run: () => Promise<T>) => Promise<T> } } }).workflow?.expression;
-	return typeof expression?.withIsolate === 'function' ? await expression.withIsolate(fn) : await fn();
+	const expression = (
+		ctx as unknown as {
+			workflow?: { expression?: { withIsolate?: (run: () => Promise<T>) => Promise<T> } };
+		}
+	).workflow?.expression;
+	return typeof expression?.withIsolate === 'function'
+		? await expression.withIsolate(fn)
+		: await fn();
 }
 
 /** Sample deliveries being requested, by endpoint id (a second listening on the same endpoint does not start another). */
@@ -264,12 +348,20 @@ export async function sampleRequestsSettled(): Promise<void> {
 export function startSampleDelivery(ctx: IHookFunctions, endpointId: number, url: string): void {
 	if (requesting.has(endpointId)) return;
 	const run = requestSampleDelivery(ctx, endpointId, url)
-		.catch((error) => ctx.logger.warn(`Marketplace Trigger: the sample delivery failed: ${(error as Error).message}`))
+		.catch((error) =>
+			ctx.logger.warn(
+				`Marketplace Trigger: the sample delivery failed: ${(error as Error).message}`,
+			),
+		)
 		.finally(() => requesting.delete(endpointId));
 	requesting.set(endpointId, run);
 }
 
-async function requestSampleDelivery(ctx: IHookFunctions, endpointId: number, url: string): Promise<void> {
+async function requestSampleDelivery(
+	ctx: IHookFunctions,
+	endpointId: number,
+	url: string,
+): Promise<void> {
 	const clock = transportClock();
 	const secret = getRecord(ctx.getWorkflowStaticData('node'), url)?.secret;
 	await clock.sleep(SAMPLE_SCHEDULE.firstMs);
@@ -293,13 +385,21 @@ async function requestSampleDelivery(ctx: IHookFunctions, endpointId: number, ur
 		if (code === 401) continue;
 		const verdict = judgeDelivery(last);
 		if (!verdict.reached && verdict.final) {
-			await endListening(ctx, url, endpointId, secret, `No sample: ${unreachableMessage(url, verdict)}`);
+			await endListening(
+				ctx,
+				url,
+				endpointId,
+				secret,
+				`No sample: ${unreachableMessage(url, verdict)}`,
+			);
 			return;
 		}
 	}
-	const saw = problem ?? (last?.httpStatus === 401
-		? `its test deliveries were still refused (HTTP 401) after ${SAMPLE_SCHEDULE.attempts} tries: n8n did not give the test URL the secret this listening registered`
-		: 'the service did not attempt the test delivery');
+	const saw =
+		problem ??
+		(last?.httpStatus === 401
+			? `its test deliveries were still refused (HTTP 401) after ${SAMPLE_SCHEDULE.attempts} tries: n8n did not give the test URL the secret this listening registered`
+			: 'the service did not attempt the test delivery');
 	await endListening(
 		ctx,
 		url,

@@ -68,7 +68,6 @@ export function setSettleSchedule(changes: Partial<SettleSchedule>): void {
 	Object.assign(SETTLE_SCHEDULE, changes);
 }
 
-
 /** What a sync message carries (the body's `data`). */
 export interface SyncData {
 	/** webhook-ids and caught-up orders, for the id store */
@@ -165,7 +164,10 @@ export function pendingCount(url?: string): number {
 export function storageProblem(memory: EndpointMemory): string | undefined {
 	const entry = memory.sync;
 	if (!entry || (entry.lastError === undefined && entry.givenUp === 0)) return undefined;
-	const lost = entry.givenUp > 0 ? `${entry.givenUp} accepted event id(s) could not be saved, so a late copy of those events may run again. ` : '';
+	const lost =
+		entry.givenUp > 0
+			? `${entry.givenUp} accepted event id(s) could not be saved, so a late copy of those events may run again. `
+			: '';
 	entry.givenUp = 0;
 	return (
 		`${lost}The trigger stores the ids of accepted events by a signed request to this n8n process's own listener (${entry.target.url})` +
@@ -182,13 +184,25 @@ export interface AcceptedKey {
 }
 
 /** Notes keys accepted at `url` (served by the listener `target`) and makes sure a sync loop runs for them. */
-export function noteAccepted(ctx: IWebhookFunctions, memory: EndpointMemory, target: SyncTarget, secret: string, accepted: AcceptedKey[]): void {
+export function noteAccepted(
+	ctx: IWebhookFunctions,
+	memory: EndpointMemory,
+	target: SyncTarget,
+	secret: string,
+	accepted: AcceptedKey[],
+): void {
 	let entry = memory.sync;
 	if (!entry || entry.stopped) memory.sync = entry = new SyncLoop(memory, ctx, target, secret);
 	// the newest request's context, listener and secret (a rotation may have happened meanwhile)
 	Object.assign(entry, { ctx, target, secret });
 	for (const { key, kind, untilMs } of accepted) {
-		entry.keys.set(`${kind}:${key}`, { untilMs, kind, acceptedAt: SETTLE_SCHEDULE.now(), stored: false, syncs: 0 });
+		entry.keys.set(`${kind}:${key}`, {
+			untilMs,
+			kind,
+			acceptedAt: SETTLE_SCHEDULE.now(),
+			stored: false,
+			syncs: 0,
+		});
 	}
 	entry.arrivals++;
 	// a new id must not wait for the older ones' settling check: sync within firstMs (longer while a burst keeps coming)
@@ -209,7 +223,11 @@ function nextWait(entry: SyncLoop): number {
 		if (!id.stored) return SETTLE_SCHEDULE.firstMs;
 		due = Math.min(due, id.acceptedAt + SETTLE_SCHEDULE.confirmAfterMs);
 	}
-	return Math.max(0, due - SETTLE_SCHEDULE.now(), entry.lastSyncAt + SETTLE_SCHEDULE.confirmBatchMs - SETTLE_SCHEDULE.now());
+	return Math.max(
+		0,
+		due - SETTLE_SCHEDULE.now(),
+		entry.lastSyncAt + SETTLE_SCHEDULE.confirmBatchMs - SETTLE_SCHEDULE.now(),
+	);
 }
 
 function oldestNotStored(entry: SyncLoop): number {
@@ -234,7 +252,11 @@ async function settle(entry: SyncLoop): Promise<void> {
 		});
 		entry.wakeFromLongWait = undefined;
 		// a burst still coming waits firstMs more, until storeGapMs after its oldest id that is not stored
-		for (let limit = oldestNotStored(entry) + SETTLE_SCHEDULE.storeGapMs; entry.arrivals > 0 && SETTLE_SCHEDULE.now() < limit; ) {
+		for (
+			let limit = oldestNotStored(entry) + SETTLE_SCHEDULE.storeGapMs;
+			entry.arrivals > 0 && SETTLE_SCHEDULE.now() < limit;
+
+		) {
 			entry.arrivals = 0;
 			await SETTLE_SCHEDULE.sleep(Math.min(SETTLE_SCHEDULE.firstMs, limit - SETTLE_SCHEDULE.now()));
 		}
@@ -251,7 +273,11 @@ async function settle(entry: SyncLoop): Promise<void> {
 				// settled: stored, no other process's request can still save over it, nor one of this process
 				// that loaded the static data before it was stored
 				const settled = id.storedSeq !== undefined && !entry.memory.busySince(id.storedSeq);
-				if (!missing.has(key) && sentAt - id.acceptedAt >= SETTLE_SCHEDULE.confirmAfterMs && settled) {
+				if (
+					!missing.has(key) &&
+					sentAt - id.acceptedAt >= SETTLE_SCHEDULE.confirmAfterMs &&
+					settled
+				) {
 					entry.keys.delete(key);
 					continue;
 				}
@@ -277,9 +303,13 @@ async function settle(entry: SyncLoop): Promise<void> {
 }
 
 /** One sync message; the keys (`kind:key`) the receiving process found missing, or undefined if it failed. */
-async function sendSync(entry: SyncLoop, carried: Array<[string, PendingKey]>): Promise<Set<string> | undefined> {
+async function sendSync(
+	entry: SyncLoop,
+	carried: Array<[string, PendingKey]>,
+): Promise<Set<string> | undefined> {
 	const data: SyncData = { ids: new DedupStore(), orders: new DedupStore() };
-	for (const [key, { untilMs, kind }] of carried) data[kind].remember(key.slice(kind.length + 1), untilMs);
+	for (const [key, { untilMs, kind }] of carried)
+		data[kind].remember(key.slice(kind.length + 1), untilMs);
 	const id = `sync_${randomUUID()}`;
 	// signed at the time the receiving request verifies with (the transport's clock)
 	const now = transportClock().now();
@@ -301,16 +331,26 @@ async function sendSync(entry: SyncLoop, carried: Array<[string, PendingKey]>): 
 				'content-type': 'application/json',
 				'webhook-id': id,
 				'webhook-timestamp': String(timestamp),
-				'webhook-signature': signWebhook(id, timestamp, Buffer.from(body), parseSecret(entry.secret)),
+				'webhook-signature': signWebhook(
+					id,
+					timestamp,
+					Buffer.from(body),
+					parseSecret(entry.secret),
+				),
 			},
 			json: true,
 			timeout: 5_000,
 		})) as { missing?: unknown; missingOrders?: unknown };
 		entry.lastError = undefined;
-		return new Set([...splitKeys(answer?.missing).map((k) => `ids:${k}`), ...splitKeys(answer?.missingOrders).map((k) => `orders:${k}`)]);
+		return new Set([
+			...splitKeys(answer?.missing).map((k) => `ids:${k}`),
+			...splitKeys(answer?.missingOrders).map((k) => `orders:${k}`),
+		]);
 	} catch (error) {
 		entry.lastError = (error as Error).message;
-		entry.ctx.logger.warn(`Marketplace Trigger could not store accepted event ids through ${entry.target.url}: ${entry.lastError}`);
+		entry.ctx.logger.warn(
+			`Marketplace Trigger could not store accepted event ids through ${entry.target.url}: ${entry.lastError}`,
+		);
 		return undefined;
 	}
 }
@@ -320,8 +360,16 @@ async function sendSync(entry: SyncLoop, carried: Array<[string, PendingKey]>): 
  * adds the keys it carries to the stored ones and answers which of them the stored copy lacked.
  * The trigger answers it itself, so n8n saves the static data (see receive.ts).
  */
-export function receiveSync(stored: StoredEndpoint, memory: EndpointMemory, event: EventEnvelope, nowMs: number): IDataObject {
-	const sent: SyncData = { ids: DedupStore.fromState(event.data.ids), orders: DedupStore.fromState(event.data.orders) };
+export function receiveSync(
+	stored: StoredEndpoint,
+	memory: EndpointMemory,
+	event: EventEnvelope,
+	nowMs: number,
+): IDataObject {
+	const sent: SyncData = {
+		ids: DedupStore.fromState(event.data.ids),
+		orders: DedupStore.fromState(event.data.orders),
+	};
 	const missing = stored.seen.uncovered(sent.ids);
 	// an order a catch-up window has passed needs storing no more
 	sent.orders.prune(Math.max(stored.caughtUpTo ?? -Infinity, memory.caughtUpTo));
@@ -329,5 +377,10 @@ export function receiveSync(stored: StoredEndpoint, memory: EndpointMemory, even
 	stored.absorb(memory, nowMs);
 	stored.addSeen(sent.ids);
 	stored.addOrders(sent.orders);
-	return { received: true, sync: true, missing: missing.join(''), missingOrders: missingOrders.join('') };
+	return {
+		received: true,
+		sync: true,
+		missing: missing.join(''),
+		missingOrders: missingOrders.join(''),
+	};
 }

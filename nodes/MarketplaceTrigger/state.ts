@@ -56,11 +56,20 @@ export interface MissedEventsNotice {
  * The notice for the first event after a Disabled endpoint was re-enabled or replaced at `nowMs`,
  * when the service says it works again at `worksAgainAt` (its own clock; `nowMs` if it did not say).
  */
-export function missedEventsNotice(window: MissedWindow, nowMs: number, worksAgainAt?: string): MissedEventsNotice {
+export function missedEventsNotice(
+	window: MissedWindow,
+	nowMs: number,
+	worksAgainAt?: string,
+): MissedEventsNotice {
 	const since = window.disabledSince ? Date.parse(window.disabledSince) : NaN;
-	const missedFrom = Number.isFinite(since) ? new Date(since - UNDELIVERED_BEFORE_DISABLING_MS).toISOString() : null;
+	const missedFrom = Number.isFinite(since)
+		? new Date(since - UNDELIVERED_BEFORE_DISABLING_MS).toISOString()
+		: null;
 	const missedUntil = new Date(nowMs).toISOString();
-	const works = worksAgainAt !== undefined && Number.isFinite(Date.parse(worksAgainAt)) ? worksAgainAt : missedUntil;
+	const works =
+		worksAgainAt !== undefined && Number.isFinite(Date.parse(worksAgainAt))
+			? worksAgainAt
+			: missedUntil;
 	return {
 		reEnabledAt: missedUntil,
 		disabledSince: window.disabledSince,
@@ -111,7 +120,10 @@ export function getRecord(data: Bag, url: string): EndpointRecord | undefined {
 
 /** Writes by assigning the top-level key, so n8n notices the change and saves it. */
 export function setRecord(data: Bag, url: string, record: EndpointRecord): void {
-	data.endpoints = { ...section(data, 'endpoints'), [url]: JSON.parse(JSON.stringify(record)) as Bag };
+	data.endpoints = {
+		...section(data, 'endpoints'),
+		[url]: JSON.parse(JSON.stringify(record)) as Bag,
+	};
 }
 
 export function clearRecord(data: Bag, url: string): void {
@@ -122,7 +134,11 @@ export function clearRecord(data: Bag, url: string): void {
 }
 
 /** The record after a rotation: the new secret, and the old one kept for the overlap. */
-export function withNewSecret(record: EndpointRecord, secret: string, nowMs: number): EndpointRecord {
+export function withNewSecret(
+	record: EndpointRecord,
+	secret: string,
+	nowMs: number,
+): EndpointRecord {
 	const next: EndpointRecord = { ...record, secret, secretAt: nowMs };
 	delete next.previousSecret;
 	delete next.previousSecretUntil;
@@ -158,7 +174,9 @@ export function verificationKeys(record: EndpointRecord | undefined, nowMs: numb
 
 export function getMissedWindow(data: Bag, url: string): MissedWindow | undefined {
 	const window = section(data, 'missed')[url];
-	return isRecord(window) && typeof window.endpointId === 'number' ? (window as unknown as MissedWindow) : undefined;
+	return isRecord(window) && typeof window.endpointId === 'number'
+		? (window as unknown as MissedWindow)
+		: undefined;
 }
 
 export function setMissedWindow(data: Bag, url: string, window: MissedWindow | undefined): void {

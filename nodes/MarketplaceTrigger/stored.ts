@@ -52,7 +52,8 @@ export class StoredEndpoint {
 	absorb(memory: EndpointMemory, nowMs: number): void {
 		const unstored = { ids: new DedupStore(), orders: new DedupStore() };
 		for (const [name, entry] of memory.pending) {
-			if (!entry.stored) unstored[entry.kind].remember(name.slice(entry.kind.length + 1), entry.untilMs);
+			if (!entry.stored)
+				unstored[entry.kind].remember(name.slice(entry.kind.length + 1), entry.untilMs);
 		}
 		if (this.seen.merge(unstored.ids)) this.changed.add('seen');
 		this.seen.prune(nowMs);

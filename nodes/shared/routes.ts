@@ -166,13 +166,23 @@ export const EVENT_TYPES = [
 	{ value: 'order.created', name: 'Order Created', description: 'An order arrives for a brand' },
 	{ value: 'order.cancelled', name: 'Order Cancelled', description: 'An order is cancelled' },
 	{ value: 'order.returned', name: 'Order Returned', description: 'An order is returned' },
-	{ value: 'brand_health.band_entered', name: 'Brand Health Band Entered', description: 'A brand health dimension enters a band' },
-	{ value: 'brand_health.band_exited', name: 'Brand Health Band Exited', description: 'A brand health dimension leaves a band' },
+	{
+		value: 'brand_health.band_entered',
+		name: 'Brand Health Band Entered',
+		description: 'A brand health dimension enters a band',
+	},
+	{
+		value: 'brand_health.band_exited',
+		name: 'Brand Health Band Exited',
+		description: 'A brand health dimension leaves a band',
+	},
 ] as const;
 
 export type SubscribableEventType = (typeof EVENT_TYPES)[number]['value'];
 
-export const SUBSCRIBABLE_EVENT_TYPES: readonly SubscribableEventType[] = EVENT_TYPES.map((t) => t.value);
+export const SUBSCRIBABLE_EVENT_TYPES: readonly SubscribableEventType[] = EVENT_TYPES.map(
+	(t) => t.value,
+);
 
 /** The event types as n8n options, sorted by name as n8n's lint rules want. */
 export const EVENT_TYPE_OPTIONS = [...EVENT_TYPES]

@@ -20,9 +20,13 @@ const isBlank = (v: unknown) =>
 /** A whole number >= 1 given as a number or a digit string. */
 export function toId(value: unknown, field: string): number {
 	if (isBlank(value)) throw new InputError(field, 'is required');
-	const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : '';
+	const text =
+		typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : '';
 	if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < 1) {
-		throw new InputError(field, `must be a whole number of 1 or more, got ${JSON.stringify(value)}`);
+		throw new InputError(
+			field,
+			`must be a whole number of 1 or more, got ${JSON.stringify(value)}`,
+		);
 	}
 	return Number(text);
 }
@@ -30,7 +34,8 @@ export function toId(value: unknown, field: string): number {
 /** Splits a list given as an array, or as text separated by commas or whitespace. */
 function splitList(value: unknown): unknown[] {
 	if (isBlank(value)) return [];
-	if (Array.isArray(value)) return value.flatMap((v) => (typeof v === 'string' ? splitList(v) : [v]));
+	if (Array.isArray(value))
+		return value.flatMap((v) => (typeof v === 'string' ? splitList(v) : [v]));
 	if (typeof value === 'string') return value.split(/[\s,]+/).filter((v) => v !== '');
 	return [value];
 }
@@ -43,7 +48,8 @@ export function toIdList(value: unknown, field: string, required = false): numbe
 		return [];
 	}
 	return items.map((item) => {
-		if (isBlank(item)) throw new InputError(field, `contains an empty entry (${JSON.stringify(item ?? null)})`);
+		if (isBlank(item))
+			throw new InputError(field, `contains an empty entry (${JSON.stringify(item ?? null)})`);
 		return toId(item, field);
 	});
 }
@@ -56,7 +62,10 @@ export function toEnumList<T extends string>(
 ): T[] {
 	return splitList(value).map((item) => {
 		if (typeof item !== 'string' || !(allowed as readonly string[]).includes(item)) {
-			throw new InputError(field, `must be one of ${allowed.join(', ')} (exact case), got ${JSON.stringify(item)}`);
+			throw new InputError(
+				field,
+				`must be one of ${allowed.join(', ')} (exact case), got ${JSON.stringify(item)}`,
+			);
 		}
 		return item as T;
 	});
@@ -66,7 +75,10 @@ export function toEnumList<T extends string>(
 export function toWholeNumber(value: unknown, field: string, min: number, max: number): number {
 	const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
 	if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
-		throw new InputError(field, `must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+		throw new InputError(
+			field,
+			`must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
+		);
 	}
 	return n;
 }
@@ -95,10 +107,16 @@ export function toIdempotencyKey(value: unknown, field: string): string | undefi
 	const key = toText(value, field);
 	if (key === undefined) return undefined;
 	if (!/^[\x21-\x7e]+$/.test(key)) {
-		throw new InputError(field, 'may contain only visible ASCII characters (letters, digits and punctuation, no spaces)');
+		throw new InputError(
+			field,
+			'may contain only visible ASCII characters (letters, digits and punctuation, no spaces)',
+		);
 	}
 	if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-		throw new InputError(field, `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters, got ${key.length}`);
+		throw new InputError(
+			field,
+			`must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters, got ${key.length}`,
+		);
 	}
 	return key;
 }
@@ -112,10 +130,14 @@ export function toUtcDateTime(value: unknown, field: string, zone = 'UTC'): stri
 	let date: DateTime;
 	if (DateTime.isDateTime(value)) date = value;
 	else if (value instanceof Date) date = DateTime.fromJSDate(value);
-	else if (typeof value === 'string') date = DateTime.fromISO(value.trim(), { zone, setZone: true });
+	else if (typeof value === 'string')
+		date = DateTime.fromISO(value.trim(), { zone, setZone: true });
 	else throw new InputError(field, `must be a date, got ${JSON.stringify(value)}`);
 	if (!date.isValid) {
-		throw new InputError(field, `must be an ISO 8601 date such as 2026-11-20 or 2026-11-20T18:00:00Z, got ${JSON.stringify(value)}`);
+		throw new InputError(
+			field,
+			`must be an ISO 8601 date such as 2026-11-20 or 2026-11-20T18:00:00Z, got ${JSON.stringify(value)}`,
+		);
 	}
 	return date.toUTC().toISO({ suppressMilliseconds: true }) as string;
 }
@@ -127,11 +149,17 @@ export function toWebhookUrl(value: unknown, field: string): string {
 	if (isBlank(value)) throw new InputError(field, 'is required');
 	const text = String(value).trim();
 	if (!URL.canParse(text)) {
-		throw new InputError(field, `must be an absolute URL such as https://example.com/hook, got ${JSON.stringify(value)}`);
+		throw new InputError(
+			field,
+			`must be an absolute URL such as https://example.com/hook, got ${JSON.stringify(value)}`,
+		);
 	}
 	const url = new URL(text);
 	if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.test(url.hostname))) {
-		throw new InputError(field, `must use https (the service delivers only to public https addresses), got ${url.protocol.replace(':', '')}`);
+		throw new InputError(
+			field,
+			`must use https (the service delivers only to public https addresses), got ${url.protocol.replace(':', '')}`,
+		);
 	}
 	return url.toString();
 }
@@ -155,7 +183,8 @@ export function toStringList(value: unknown, field: string): string[] {
 	return list
 		.filter((v) => !isBlank(v))
 		.map((v) => {
-			if (typeof v !== 'string') throw new InputError(field, `must be text, got ${JSON.stringify(v)}`);
+			if (typeof v !== 'string')
+				throw new InputError(field, `must be text, got ${JSON.stringify(v)}`);
 			return v;
 		});
 }

@@ -75,13 +75,19 @@ export interface VerifyInput {
  */
 export function parseSecret(secret: string): Buffer {
 	if (typeof secret !== 'string' || !secret.startsWith(SECRET_PREFIX)) {
-		throw new WebhookSecretError('missing-prefix', `Webhook secret must start with "${SECRET_PREFIX}"`);
+		throw new WebhookSecretError(
+			'missing-prefix',
+			`Webhook secret must start with "${SECRET_PREFIX}"`,
+		);
 	}
 	const text = secret.slice(SECRET_PREFIX.length);
 	const key = Buffer.from(text, 'base64');
 	const canonical = key.toString('base64');
 	if (text !== canonical && text !== canonical.replace(/=+$/, '')) {
-		throw new WebhookSecretError('invalid-base64', 'Webhook secret must be "whsec_" followed by canonical base64 text');
+		throw new WebhookSecretError(
+			'invalid-base64',
+			'Webhook secret must be "whsec_" followed by canonical base64 text',
+		);
 	}
 	if (key.length < MIN_SECRET_BYTES || key.length > MAX_SECRET_BYTES) {
 		throw new WebhookSecretError(
@@ -112,7 +118,12 @@ function hmac(key: Buffer, prefix: string, rawBody: Buffer): Buffer {
 }
 
 /** Returns the `webhook-signature` entry `v1,<base64>` for one key. */
-export function signWebhook(id: string, timestampSeconds: number, rawBody: Buffer, key: Buffer): string {
+export function signWebhook(
+	id: string,
+	timestampSeconds: number,
+	rawBody: Buffer,
+	key: Buffer,
+): string {
 	if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0) {
 		throw new RangeError('timestampSeconds must be a non-negative integer number of seconds');
 	}
@@ -126,13 +137,18 @@ function fail(reason: VerifyFailure, message: string): VerifyResult {
 /** The header's single non-empty value, or why there is none. */
 function header(headers: VerifyInput['headers'], name: string): string | VerifyResult {
 	const value = headers[name];
-	if (Array.isArray(value) && value.length > 1) return fail('duplicate-header', `Header ${name} is given more than once`);
-	return (Array.isArray(value) ? value[0] : value) || fail('missing-header', `Header ${name} is missing`);
+	if (Array.isArray(value) && value.length > 1)
+		return fail('duplicate-header', `Header ${name} is given more than once`);
+	return (
+		(Array.isArray(value) ? value[0] : value) || fail('missing-header', `Header ${name} is missing`)
+	);
 }
 
 /** Standard base64 alphabet value of each ASCII code, -1 for anything else. */
 const BASE64_VALUE = new Int8Array(128).fill(-1);
-[...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].forEach((c, i) => (BASE64_VALUE[c.charCodeAt(0)] = i));
+[...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].forEach(
+	(c, i) => (BASE64_VALUE[c.charCodeAt(0)] = i),
+);
 const SIGNATURE_BYTES = 32;
 
 function b64(code: number): number {
@@ -197,10 +213,16 @@ export function verifyWebhook(input: VerifyInput): VerifyResult {
 	const now = input.nowSeconds;
 	const tolerance = input.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
 	if (now - timestamp > tolerance) {
-		return fail('timestamp-too-old', `Timestamp is ${now - timestamp} s old (tolerance ${tolerance} s)`);
+		return fail(
+			'timestamp-too-old',
+			`Timestamp is ${now - timestamp} s old (tolerance ${tolerance} s)`,
+		);
 	}
 	if (timestamp - now > tolerance) {
-		return fail('timestamp-too-new', `Timestamp is ${timestamp - now} s ahead (tolerance ${tolerance} s)`);
+		return fail(
+			'timestamp-too-new',
+			`Timestamp is ${timestamp - now} s ahead (tolerance ${tolerance} s)`,
+		);
 	}
 
 	// Entries are separated by spaces; other versions (v1a, v2, ...) are skipped, and a malformed v1
@@ -212,14 +234,19 @@ export function verifyWebhook(input: VerifyInput): VerifyResult {
 		if (stop === -1) stop = signatures.length;
 		if (!signatures.startsWith('v1,', start)) continue;
 		v1++;
-		const candidate = candidates.length === 0 ? firstCandidate : Buffer.allocUnsafe(SIGNATURE_BYTES);
+		const candidate =
+			candidates.length === 0 ? firstCandidate : Buffer.allocUnsafe(SIGNATURE_BYTES);
 		if (decodeSignature(signatures, start + 3, stop, candidate)) candidates.push(candidate);
 	}
 	if (v1 === 0) return fail('no-v1-signature', 'Header webhook-signature has no v1 entry');
 	if (input.secrets.length === 0) return fail('no-secret', 'No signing secret to verify against');
 	if (candidates.length > 0) {
-		const expected = input.secrets.map((key) => hmac(key, `${id}.${timestampText}.`, input.rawBody));
-		const matched = candidates.filter((candidate) => expected.some((e) => timingSafeEqual(e, candidate))).length;
+		const expected = input.secrets.map((key) =>
+			hmac(key, `${id}.${timestampText}.`, input.rawBody),
+		);
+		const matched = candidates.filter((candidate) =>
+			expected.some((e) => timingSafeEqual(e, candidate)),
+		).length;
 		if (matched > 0) return { ok: true, id, timestamp, unknownSignatures: v1 - matched };
 	}
 	return fail('signature-mismatch', 'No v1 signature matches the signing secret');

@@ -18,7 +18,12 @@ function expectNoKey(value: unknown, apiKey: string) {
 }
 
 test('problem+json invalid-request: slug, status, detail, pointer with its detail, the request id of the request', async () => {
-	const r = await fixture.run({ resource: 'return', operation: 'getAll', filters: { statuses: 'Requested,Bogus' }, limit: 5 });
+	const r = await fixture.run({
+		resource: 'return',
+		operation: 'getAll',
+		filters: { statuses: 'Requested,Bogus' },
+		limit: 5,
+	});
 	const error = errorOf(r);
 	expect(r.sent).toHaveLength(1);
 	expect(r.sent[0].rawQuery).toBe('statuses=Requested,Bogus&page=1&limit=5');
@@ -47,7 +52,9 @@ test('the {statusCode, message, path} shape of connect: every field named, statu
 	const requestId = r.sent[0].requestId!;
 	expect(error.httpCode).toBe('400');
 	expect(error.message).toMatch(/^invalid-request \(400\): /);
-	expect(error.message).toContain('[/saleChannelName: saleChannelName must be one of Amazon, Shopify, Zalando (case-sensitive); /fulfillmentModel: fulfillmentModel must be one of Merchant, Marketplace (case-sensitive)]');
+	expect(error.message).toContain(
+		'[/saleChannelName: saleChannelName must be one of Amazon, Shopify, Zalando (case-sensitive); /fulfillmentModel: fulfillmentModel must be one of Merchant, Marketplace (case-sensitive)]',
+	);
 	expect(error.message).toContain(`(request id ${requestId})`);
 	expect(error.description).toMatch(/Fix the named fields/);
 	expectNoKey(r.error, fixture.apiKey);
@@ -56,7 +63,10 @@ test('the {statusCode, message, path} shape of connect: every field named, statu
 
 test('401 with an unknown key: a clear message, the key nowhere in the error', async () => {
 	const badKey = 'mk_live_this-key-must-never-be-shown-123';
-	const r = await fixture.run({ resource: 'order', operation: 'get', orderId: '1001' }, { apiKey: badKey });
+	const r = await fixture.run(
+		{ resource: 'order', operation: 'get', orderId: '1001' },
+		{ apiKey: badKey },
+	);
 	const error = errorOf(r);
 	expect(r.sent).toHaveLength(1);
 	expect(r.sent[0].authorization).toBe(`Bearer ${badKey}`);
@@ -68,10 +78,15 @@ test('401 with an unknown key: a clear message, the key nowhere in the error', a
 });
 
 test('403 for a key without the permission', async () => {
-	const { apiKey } = await fixture.control.createUser({ permissions: ['orders.read'], brandIds: [1] });
+	const { apiKey } = await fixture.control.createUser({
+		permissions: ['orders.read'],
+		brandIds: [1],
+	});
 	const r = await fixture.run({ resource: 'product', operation: 'getAll', limit: 1 }, { apiKey });
 	expect(errorOf(r)).toMatchObject({ httpCode: '403' });
-	expect(errorOf(r).message).toMatch(/^forbidden \(403\): the API key lacks permission products\.read \(request id \S+\)$/);
+	expect(errorOf(r).message).toMatch(
+		/^forbidden \(403\): the API key lacks permission products\.read \(request id \S+\)$/,
+	);
 	expectNoKey(r.error, apiKey);
 	expectNoKey(r.error, fixture.apiKey);
 });
@@ -82,7 +97,9 @@ test('a network error names the code and the attempts, not the key', async () =>
 		{ baseUrl: 'http://127.0.0.1:1' },
 	);
 	const error = errorOf(r);
-	expect(error.message).toMatch(/^network error ECONNREFUSED after 1 attempt \(request id [0-9a-f-]{36}\)$/);
+	expect(error.message).toMatch(
+		/^network error ECONNREFUSED after 1 attempt \(request id [0-9a-f-]{36}\)$/,
+	);
 	expectNoKey(r.error, fixture.apiKey);
 });
 
@@ -104,15 +121,30 @@ describe('"On Error: Continue (using error output)"', () => {
 	test('a failed item goes to the error output, paired with its input; the others to the main output', async () => {
 		const r = await fixture.run(
 			{ resource: 'order', operation: 'get', orderId: '={{ $json.o }}' },
-			{ inputItems: [{ json: { o: 1001 } }, { json: { o: 999999 } }, { json: { o: 'x' } }, { json: { o: 1002 } }], onError: 'continueErrorOutput' },
+			{
+				inputItems: [
+					{ json: { o: 1001 } },
+					{ json: { o: 999999 } },
+					{ json: { o: 'x' } },
+					{ json: { o: 1002 } },
+				],
+				onError: 'continueErrorOutput',
+			},
 		);
 		expect(r.error).toBeUndefined();
 		expect(r.items.map((i) => i.json.id)).toEqual([1001, 1002]);
 		expect(r.items.map((i) => (i.pairedItem as { item: number }).item)).toEqual([0, 3]);
 		expect(r.errorItems).toHaveLength(2);
 		// n8n merges the input item's json into each error item
-		expect(r.errorItems[0].json).toMatchObject({ o: 999999, error: expect.stringMatching(/^not-found \(404\)/), details: { httpCode: '404' } });
-		expect(r.errorItems[1].json).toMatchObject({ o: 'x', error: expect.stringMatching(/Order ID/) });
+		expect(r.errorItems[0].json).toMatchObject({
+			o: 999999,
+			error: expect.stringMatching(/^not-found \(404\)/),
+			details: { httpCode: '404' },
+		});
+		expect(r.errorItems[1].json).toMatchObject({
+			o: 'x',
+			error: expect.stringMatching(/Order ID/),
+		});
 		expect(r.errorItems.map((i) => (i.pairedItem as { item: number }).item)).toEqual([1, 2]);
 		expectNoKey([r.items, r.errorItems], fixture.apiKey);
 	});
@@ -120,10 +152,16 @@ describe('"On Error: Continue (using error output)"', () => {
 	test('"Continue (regular output)" keeps them on the one output, in order', async () => {
 		const r = await fixture.run(
 			{ resource: 'order', operation: 'get', orderId: '={{ $json.o }}' },
-			{ inputItems: [{ json: { o: 1001 } }, { json: { o: 999999 } }], onError: 'continueRegularOutput' },
+			{
+				inputItems: [{ json: { o: 1001 } }, { json: { o: 999999 } }],
+				onError: 'continueRegularOutput',
+			},
 		);
 		expect(r.error).toBeUndefined();
-		expect(r.items.map((i) => i.json.id ?? i.json.error)).toEqual([1001, expect.stringMatching(/^not-found/)]);
+		expect(r.items.map((i) => i.json.id ?? i.json.error)).toEqual([
+			1001,
+			expect.stringMatching(/^not-found/),
+		]);
 		expect(r.errorItems).toEqual([]);
 	});
 });
@@ -131,12 +169,16 @@ describe('"On Error: Continue (using error output)"', () => {
 describe('credential test', () => {
 	test('passes with the demo key, and with a valid key that has no permissions at all', async () => {
 		const before = (await fixture.control.requests()).length;
-		await expect(testCredential(credentialType, { baseUrl: fixture.sandbox.baseUrl, apiKey: fixture.apiKey })).resolves.toEqual({
+		await expect(
+			testCredential(credentialType, { baseUrl: fixture.sandbox.baseUrl, apiKey: fixture.apiKey }),
+		).resolves.toEqual({
 			status: 'OK',
 			message: 'Connection successful!',
 		});
 		const { apiKey } = await fixture.control.createUser({ permissions: [] });
-		await expect(testCredential(credentialType, { baseUrl: `${fixture.sandbox.baseUrl}/`, apiKey })).resolves.toMatchObject({ status: 'OK' });
+		await expect(
+			testCredential(credentialType, { baseUrl: `${fixture.sandbox.baseUrl}/`, apiKey }),
+		).resolves.toMatchObject({ status: 'OK' });
 		const sent = (await fixture.control.requests()).slice(before);
 		expect(sent.map((s) => [s.method, s.path, s.status])).toEqual([
 			['GET', '/v1/webhook-endpoints', 200],
@@ -145,11 +187,17 @@ describe('credential test', () => {
 	});
 
 	test('fails with an unknown or revoked key', async () => {
-		const unknown = await testCredential(credentialType, { baseUrl: fixture.sandbox.baseUrl, apiKey: 'mk_nope' });
+		const unknown = await testCredential(credentialType, {
+			baseUrl: fixture.sandbox.baseUrl,
+			apiKey: 'mk_nope',
+		});
 		expect(unknown.status).toBe('Error');
 		const { apiKey } = await fixture.control.createUser({});
 		await fixture.control.revokeKey(apiKey);
-		const revoked = await testCredential(credentialType, { baseUrl: fixture.sandbox.baseUrl, apiKey });
+		const revoked = await testCredential(credentialType, {
+			baseUrl: fixture.sandbox.baseUrl,
+			apiKey,
+		});
 		expect(revoked.status).toBe('Error');
 		expect(JSON.stringify([unknown, revoked])).not.toContain(apiKey);
 		void ({} as IDataObject);

@@ -84,13 +84,18 @@ export class NodeFixture {
 	async run(
 		parameters: INodeParameters,
 		options: RunOptions = {},
-	): Promise<RunNodeResult & { sent: Sent[]; items: INodeExecutionData[]; errorItems: INodeExecutionData[] }> {
+	): Promise<
+		RunNodeResult & { sent: Sent[]; items: INodeExecutionData[]; errorItems: INodeExecutionData[] }
+	> {
 		const before = (await this.control.requests()).at(-1)?.seq ?? 0;
 		const result = await runNode({
 			node,
 			credentialTypes: [credentialType],
 			credentials: {
-				marketplaceApi: { baseUrl: options.baseUrl ?? this.sandbox.baseUrl, apiKey: options.apiKey ?? this.apiKey },
+				marketplaceApi: {
+					baseUrl: options.baseUrl ?? this.sandbox.baseUrl,
+					apiKey: options.apiKey ?? this.apiKey,
+				},
 			},
 			parameters,
 			inputItems: options.inputItems,
@@ -99,7 +104,12 @@ export class NodeFixture {
 			typeVersion: options.typeVersion,
 		});
 		const sent = (await this.control.requests(before)).map(sentOf);
-		return { ...result, sent, items: result.outputs?.[0] ?? [], errorItems: result.outputs?.[1] ?? [] };
+		return {
+			...result,
+			sent,
+			items: result.outputs?.[0] ?? [],
+			errorItems: result.outputs?.[1] ?? [],
+		};
 	}
 }
 
@@ -122,7 +132,8 @@ export function fixtureWithReceiver(): { fixture: NodeFixture; receiver: () => R
 }
 
 /** Items whose json is `json[i]`. */
-export const items = (...json: IDataObject[]): INodeExecutionData[] => json.map((j) => ({ json: j }));
+export const items = (...json: IDataObject[]): INodeExecutionData[] =>
+	json.map((j) => ({ json: j }));
 
 /** The common checks of a read: GET, Bearer, no Idempotency-Key, an X-Request-Id. */
 export function expectRead(sent: Sent, apiKey: string): void {
@@ -149,7 +160,8 @@ export function expectUniqueRequestIds(sent: Sent[]): void {
 }
 
 /** pairedItem of every output item. */
-export const pairs = (out: INodeExecutionData[]) => out.map((i) => (i.pairedItem as { item: number }).item);
+export const pairs = (out: INodeExecutionData[]) =>
+	out.map((i) => (i.pairedItem as { item: number }).item);
 
 /** The error n8n recorded, as a plain object. */
 export function errorOf(result: RunNodeResult): IDataObject {

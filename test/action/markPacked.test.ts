@@ -10,11 +10,16 @@ const fixture = new NodeFixture();
 beforeAll(async () => await fixture.start());
 afterAll(async () => await fixture.close());
 
-async function newOrders(count: number, brandId = 1, status: 'Created' | 'Packed' = 'Created'): Promise<number[]> {
+async function newOrders(
+	count: number,
+	brandId = 1,
+	status: 'Created' | 'Packed' = 'Created',
+): Promise<number[]> {
 	const { firstId, lastId } = await fixture.control.generateOrders({ count, brandId, status });
 	return Array.from({ length: lastId - firstId + 1 }, (_, i) => firstId + i);
 }
-const statusOf = async (id: number) => (await fixture.control.state<IDataObject>('orders', id)).status;
+const statusOf = async (id: number) =>
+	(await fixture.control.state<IDataObject>('orders', id)).status;
 
 test('mixed results over several items, batch size 2: ceil(n/2) requests, each result paired with its item', async () => {
 	const created = await newOrders(3);
@@ -28,7 +33,12 @@ test('mixed results over several items, batch size 2: ceil(n/2) requests, each r
 		{ ids: [outOfScope] },
 	);
 	const r = await fixture.run(
-		{ resource: 'fulfillment', operation: 'markPacked', orderIds: '={{ $json.ids }}', options: { batchSize: 2 } },
+		{
+			resource: 'fulfillment',
+			operation: 'markPacked',
+			orderIds: '={{ $json.ids }}',
+			options: { batchSize: 2 },
+		},
 		{ inputItems: input },
 	);
 	expect(r.error).toBeUndefined();
@@ -55,7 +65,11 @@ test('mixed results over several items, batch size 2: ceil(n/2) requests, each r
 		[outOfScope, false],
 	]);
 	expect(pairs(r.items)).toEqual([0, 0, 1, 1, 2, 3]);
-	expect(r.items[0].json).toMatchObject({ status: 'Packed', attempts: 1, requestId: expect.any(String) });
+	expect(r.items[0].json).toMatchObject({
+		status: 'Packed',
+		attempts: 1,
+		requestId: expect.any(String),
+	});
 	expect((r.items[2].json.error as IDataObject).type).toMatch(/\/conflict$/);
 	expect((r.items[3].json.error as IDataObject).type).toMatch(/\/not-found$/);
 	expect((r.items[5].json.error as IDataObject).type).toMatch(/\/not-found$/);
@@ -75,14 +89,19 @@ test('the default batch packs 150 ids from 150 items in ceil(150/100) = 2 reques
 	expect(pairs(r.items)).toEqual(ids.map((_, i) => i));
 	expect(r.items.every((i) => i.json.success === true)).toBe(true);
 	const stored = await fixture.control.state<IDataObject>('orders');
-	expect(stored.filter((o) => ids.includes(o.id as number) && o.status === 'Packed')).toHaveLength(150);
+	expect(stored.filter((o) => ids.includes(o.id as number) && o.status === 'Packed')).toHaveLength(
+		150,
+	);
 });
 
 test('Fail on Any Failed Order: the node fails naming the failed orders; the others are packed', async () => {
 	const [ok] = await newOrders(1);
-	const r = await fixture.run(
-		{ resource: 'fulfillment', operation: 'markPacked', orderIds: `${ok},999998`, options: { failOnItemError: true } },
-	);
+	const r = await fixture.run({
+		resource: 'fulfillment',
+		operation: 'markPacked',
+		orderIds: `${ok},999998`,
+		options: { failOnItemError: true },
+	});
 	const error = errorOf(r);
 	expect(error.message).toMatch(/1 order could not be marked packed: 999998/);
 	expect(r.sent).toHaveLength(1);
@@ -93,7 +112,12 @@ test('Resend Failed Orders: only the failed ids go again, each round under a new
 	const [a, b] = await newOrders(2);
 	const [packed] = await newOrders(1, 1, 'Packed');
 	const r = await fixture.run(
-		{ resource: 'fulfillment', operation: 'markPacked', orderIds: '={{ $json.ids }}', options: { resendRounds: 2 } },
+		{
+			resource: 'fulfillment',
+			operation: 'markPacked',
+			orderIds: '={{ $json.ids }}',
+			options: { resendRounds: 2 },
+		},
 		{ inputItems: items({ ids: [a, packed] }, { ids: [b, 999_997] }) },
 	);
 	expect(r.error).toBeUndefined();
@@ -122,7 +146,11 @@ test('a user key: batch N is sent as <key>-N, resends as <key>-N-resendR; a re-r
 		options: { batchSize: 2, resendRounds: 1, idempotencyKey: 'evening-run' },
 	};
 	const r = await fixture.run(parameters);
-	expect(r.sent.map((s) => s.idempotencyKey)).toEqual(['evening-run-1', 'evening-run-2', 'evening-run-3-resend1']);
+	expect(r.sent.map((s) => s.idempotencyKey)).toEqual([
+		'evening-run-1',
+		'evening-run-2',
+		'evening-run-3-resend1',
+	]);
 	const again = await fixture.run(parameters);
 	expect(again.sent.map((s) => [s.idempotencyKey, s.replayed])).toEqual([
 		['evening-run-1', true],
@@ -153,8 +181,17 @@ test('"Continue (using error output)": a bad item and a failed batch go to the e
 	const ids = await newOrders(4);
 	await fixture.control.injectFault({ route: 'markOrdersPacked', mode: '500', count: 1 });
 	const r = await fixture.run(
-		{ resource: 'fulfillment', operation: 'markPacked', orderIds: '={{ $json.id }}', options: { batchSize: 2 }, requestOptions: { maxAttempts: 1 } },
-		{ inputItems: [...ids.map((id) => ({ json: { id } })), { json: { id: 'abc' } }], onError: 'continueErrorOutput' },
+		{
+			resource: 'fulfillment',
+			operation: 'markPacked',
+			orderIds: '={{ $json.id }}',
+			options: { batchSize: 2 },
+			requestOptions: { maxAttempts: 1 },
+		},
+		{
+			inputItems: [...ids.map((id) => ({ json: { id } })), { json: { id: 'abc' } }],
+			onError: 'continueErrorOutput',
+		},
 	);
 	expect(r.error).toBeUndefined();
 	expect(r.items.map((i) => [i.json.orderId, i.json.success])).toEqual([
@@ -162,7 +199,9 @@ test('"Continue (using error output)": a bad item and a failed batch go to the e
 		[ids[3], true],
 	]);
 	expect(pairs(r.items)).toEqual([2, 3]);
-	expect(r.errorItems.map((i) => [(i.json.details as IDataObject)?.orderId ?? null, i.json.id])).toEqual([
+	expect(
+		r.errorItems.map((i) => [(i.json.details as IDataObject)?.orderId ?? null, i.json.id]),
+	).toEqual([
 		[ids[0], ids[0]],
 		[ids[1], ids[1]],
 		[null, 'abc'],
@@ -187,7 +226,12 @@ test('continueOnFail: a batch whose request fails gives error items for its orde
 	);
 	expect(r.error).toBeUndefined();
 	expect(r.sent.map((s) => s.status)).toEqual([500, 200]);
-	expect(r.items.map((i) => [i.json.orderId ?? (i.json.details as IDataObject).orderId, i.json.success ?? 'error'])).toEqual([
+	expect(
+		r.items.map((i) => [
+			i.json.orderId ?? (i.json.details as IDataObject).orderId,
+			i.json.success ?? 'error',
+		]),
+	).toEqual([
 		[ids[0], 'error'],
 		[ids[1], 'error'],
 		[ids[2], true],

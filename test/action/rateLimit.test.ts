@@ -14,11 +14,24 @@ describe('one execution', () => {
 	const clock = useSteppedClock(() => fixture.control);
 
 	test('three items of Return All over the products (12 requests, quota 5 per 2 s): zero 429 answers', async () => {
-		const products = (await fixture.control.state<{ brandId: number }>('products')).filter((p) => p.brandId <= 5);
+		const products = (await fixture.control.state<{ brandId: number }>('products')).filter(
+			(p) => p.brandId <= 5,
+		);
 		const pages = Math.ceil(products.length / 100);
 		const r = await fixture.run(
-			{ resource: 'product', operation: 'getAll', returnAll: true, filters: { brandIds: '={{ $json.brands }}' } },
-			{ inputItems: items({ brands: '1,2,3,4,5' }, { brands: '1,2,3,4,5' }, { brands: '1,2,3,4,5' }) },
+			{
+				resource: 'product',
+				operation: 'getAll',
+				returnAll: true,
+				filters: { brandIds: '={{ $json.brands }}' },
+			},
+			{
+				inputItems: items(
+					{ brands: '1,2,3,4,5' },
+					{ brands: '1,2,3,4,5' },
+					{ brands: '1,2,3,4,5' },
+				),
+			},
 		);
 		expect(r.error).toBeUndefined();
 		expect(r.sent).toHaveLength(3 * pages);
@@ -35,7 +48,10 @@ describe('one execution', () => {
 		}
 
 		// A second run right after (same credential) goes on pacing from what the first one learned.
-		const again = await fixture.run({ resource: 'brand', operation: 'getAll', limit: 1 }, { inputItems: items({}, {}, {}, {}, {}, {}) });
+		const again = await fixture.run(
+			{ resource: 'brand', operation: 'getAll', limit: 1 },
+			{ inputItems: items({}, {}, {}, {}, {}, {}) },
+		);
 		expect(again.sent.map((s) => s.status)).toEqual([200, 200, 200, 200, 200, 200]);
 	});
 });
@@ -54,7 +70,9 @@ describe('three executions sharing one credential', () => {
 	afterEach(() => setTransportClock());
 
 	test('Return All in three concurrent runs, 85% of the window already spent by another client: zero 429 answers', async () => {
-		const products = (await shared.control.state<{ brandId: number }>('products')).filter((p) => p.brandId <= 5);
+		const products = (await shared.control.state<{ brandId: number }>('products')).filter(
+			(p) => p.brandId <= 5,
+		);
 		const pages = Math.ceil(products.length / 100);
 		// Another client spends 17 of the window's 20 requests with the same key.
 		const spent = await spendQuota(shared.sandbox, 17);
@@ -62,11 +80,17 @@ describe('three executions sharing one credential', () => {
 		const before = (await shared.control.requests()).at(-1)?.seq ?? 0;
 
 		const runs = await Promise.all(
-			[1, 2, 3].map(async () =>
-				await shared.run(
-					{ resource: 'product', operation: 'getAll', returnAll: true, filters: { brandIds: '1,2,3,4,5' } },
-					{ inputItems: items({}) },
-				),
+			[1, 2, 3].map(
+				async () =>
+					await shared.run(
+						{
+							resource: 'product',
+							operation: 'getAll',
+							returnAll: true,
+							filters: { brandIds: '1,2,3,4,5' },
+						},
+						{ inputItems: items({}) },
+					),
 			),
 		);
 		for (const run of runs) {

@@ -14,7 +14,12 @@ const ids = (out: { json: IDataObject }[]) => out.map((i) => i.json.id as number
 
 describe('product.getAll', () => {
 	test('Limit: one page, comma-separated brandIds, one item per product paired with its input', async () => {
-		const r = await fixture.run({ resource: 'product', operation: 'getAll', filters: { brandIds: '1, 2' }, limit: 3 });
+		const r = await fixture.run({
+			resource: 'product',
+			operation: 'getAll',
+			filters: { brandIds: '1, 2' },
+			limit: 3,
+		});
 		expect(r.error).toBeUndefined();
 		expect(r.sent).toHaveLength(1);
 		expectRead(r.sent[0], fixture.apiKey);
@@ -23,13 +28,24 @@ describe('product.getAll', () => {
 		expect(r.items).toHaveLength(3);
 		for (const item of r.items) {
 			expect([1, 2]).toContain(item.json.brandId);
-			expect(item.json).toEqual(expect.objectContaining({ id: expect.any(Number), sku: expect.any(String), name: expect.any(String) }));
+			expect(item.json).toEqual(
+				expect.objectContaining({
+					id: expect.any(Number),
+					sku: expect.any(String),
+					name: expect.any(String),
+				}),
+			);
 		}
 		expect(pairs(r.items)).toEqual([0, 0, 0]);
 	});
 
 	test('empty Brand IDs is not sent at all', async () => {
-		const r = await fixture.run({ resource: 'product', operation: 'getAll', filters: { brandIds: '' }, limit: 2 });
+		const r = await fixture.run({
+			resource: 'product',
+			operation: 'getAll',
+			filters: { brandIds: '' },
+			limit: 2,
+		});
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['page=1&limit=2']);
 		expect(r.items).toHaveLength(2);
 	});
@@ -38,7 +54,12 @@ describe('product.getAll', () => {
 		const all = await fixture.control.state<{ id: number; brandId: number }>('products');
 		const inScope = all.filter((p) => p.brandId <= 5);
 		expect(inScope.length).toBeGreaterThanOrEqual(250);
-		const r = await fixture.run({ resource: 'product', operation: 'getAll', returnAll: true, filters: { brandIds: '1,2,3,4,5' } });
+		const r = await fixture.run({
+			resource: 'product',
+			operation: 'getAll',
+			returnAll: true,
+			filters: { brandIds: '1,2,3,4,5' },
+		});
 		expect(r.error).toBeUndefined();
 		const pages = Math.ceil(inScope.length / 100);
 		expect(r.sent).toHaveLength(pages);
@@ -46,16 +67,26 @@ describe('product.getAll', () => {
 			Array.from({ length: pages }, (_, i) => `brandIds=1,2,3,4,5&page=${i + 1}&limit=100`),
 		);
 		expectUniqueRequestIds(r.sent);
-		expect(ids(r.items).sort((a, b) => a - b)).toEqual(inScope.map((p) => p.id).sort((a, b) => a - b));
+		expect(ids(r.items).sort((a, b) => a - b)).toEqual(
+			inScope.map((p) => p.id).sort((a, b) => a - b),
+		);
 		expect(new Set(pairs(r.items))).toEqual(new Set([0]));
 	});
 
 	test('two input items: each reads its own brand, outputs paired with their item', async () => {
 		const r = await fixture.run(
-			{ resource: 'product', operation: 'getAll', filters: { brandIds: '={{ $json.brand }}' }, limit: 2 },
+			{
+				resource: 'product',
+				operation: 'getAll',
+				filters: { brandIds: '={{ $json.brand }}' },
+				limit: 2,
+			},
 			{ inputItems: items({ brand: 3 }, { brand: 4 }) },
 		);
-		expect(r.sent.map((s) => s.rawQuery)).toEqual(['brandIds=3&page=1&limit=2', 'brandIds=4&page=1&limit=2']);
+		expect(r.sent.map((s) => s.rawQuery)).toEqual([
+			'brandIds=3&page=1&limit=2',
+			'brandIds=4&page=1&limit=2',
+		]);
 		expectUniqueRequestIds(r.sent);
 		expect(r.items.map((i) => i.json.brandId)).toEqual([3, 3, 4, 4]);
 		expect(pairs(r.items)).toEqual([0, 0, 1, 1]);
@@ -64,11 +95,17 @@ describe('product.getAll', () => {
 
 describe('order.getAll / order.get', () => {
 	test('comma-separated statuses and brandIds, fulfillmentModel, startDate as UTC; the whole list', async () => {
-		const startDate = new Date(Date.now() - 10 * 24 * 3_600_000).toISOString().slice(0, 10) + 'T00:00:00Z';
+		const startDate =
+			new Date(Date.now() - 10 * 24 * 3_600_000).toISOString().slice(0, 10) + 'T00:00:00Z';
 		const r = await fixture.run({
 			resource: 'order',
 			operation: 'getAll',
-			filters: { statuses: ['Created', 'Packed'], brandIds: '1,3', fulfillmentModel: 'Merchant', startDate },
+			filters: {
+				statuses: ['Created', 'Packed'],
+				brandIds: '1,3',
+				fulfillmentModel: 'Merchant',
+				startDate,
+			},
 		});
 		expect(r.error).toBeUndefined();
 		expect(r.sent).toHaveLength(1);
@@ -90,15 +127,25 @@ describe('order.getAll / order.get', () => {
 	});
 
 	test('a date-time with an offset is sent as UTC', async () => {
-		const r = await fixture.run({ resource: 'order', operation: 'getAll', filters: { startDate: '2026-01-02T01:30:00+02:00' } });
+		const r = await fixture.run({
+			resource: 'order',
+			operation: 'getAll',
+			filters: { startDate: '2026-01-02T01:30:00+02:00' },
+		});
 		expect(r.error).toBeUndefined();
 		expect(r.sent[0].rawQuery).toBe('startDate=2026-01-01T23%3A30%3A00Z');
 	});
 
 	test('no filters: no query string at all', async () => {
-		const r = await fixture.run({ resource: 'order', operation: 'getAll', filters: { statuses: [], brandIds: '', fulfillmentModel: '' } });
+		const r = await fixture.run({
+			resource: 'order',
+			operation: 'getAll',
+			filters: { statuses: [], brandIds: '', fulfillmentModel: '' },
+		});
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['']);
-		const inScope = (await fixture.control.state<IDataObject>('orders')).filter((o) => (o.brandId as number) <= 5);
+		const inScope = (await fixture.control.state<IDataObject>('orders')).filter(
+			(o) => (o.brandId as number) <= 5,
+		);
 		expect(r.items).toHaveLength(inScope.length);
 	});
 
@@ -133,15 +180,24 @@ describe('return.getAll', () => {
 		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([
 			['/v1/returns', 'brandIds=1,2,3,4,5&statuses=Requested,Received,Refunded&page=1&limit=5'],
 		]);
-		const expected = (await fixture.control.state<IDataObject>('returns')).filter((x) => (x.brandId as number) <= 5).slice(0, 5);
+		const expected = (await fixture.control.state<IDataObject>('returns'))
+			.filter((x) => (x.brandId as number) <= 5)
+			.slice(0, 5);
 		expect(ids(r.items)).toEqual(expected.map((x) => x.id));
 		expect(pairs(r.items)).toEqual(expected.map(() => 0));
 	});
 
 	test('Return All, empty filters not sent', async () => {
-		const r = await fixture.run({ resource: 'return', operation: 'getAll', returnAll: true, filters: { brandIds: '', statuses: '' } });
+		const r = await fixture.run({
+			resource: 'return',
+			operation: 'getAll',
+			returnAll: true,
+			filters: { brandIds: '', statuses: '' },
+		});
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['page=1&limit=100']);
-		const expected = (await fixture.control.state<IDataObject>('returns')).filter((x) => (x.brandId as number) <= 5);
+		const expected = (await fixture.control.state<IDataObject>('returns')).filter(
+			(x) => (x.brandId as number) <= 5,
+		);
 		expect(r.items).toHaveLength(expected.length);
 	});
 });
@@ -154,7 +210,12 @@ describe('purchaseOrder.getAll / export', () => {
 		);
 
 	test('getAll: repeated keys for brandIds, saleChannelIds and statuses', async () => {
-		const r = await fixture.run({ resource: 'purchaseOrder', operation: 'getAll', filters, returnAll: true });
+		const r = await fixture.run({
+			resource: 'purchaseOrder',
+			operation: 'getAll',
+			filters,
+			returnAll: true,
+		});
 		expect(r.error).toBeUndefined();
 		expectRead(r.sent[0], fixture.apiKey);
 		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([
@@ -169,7 +230,12 @@ describe('purchaseOrder.getAll / export', () => {
 	});
 
 	test('getAll with Limit and only a status', async () => {
-		const r = await fixture.run({ resource: 'purchaseOrder', operation: 'getAll', filters: { statuses: ['Closed'] }, limit: 4 });
+		const r = await fixture.run({
+			resource: 'purchaseOrder',
+			operation: 'getAll',
+			filters: { statuses: ['Closed'] },
+			limit: 4,
+		});
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['statuses=Closed&page=1&limit=4']);
 		expect(r.items).toHaveLength(4);
 		expect(r.items.every((i) => i.json.status === 'Closed')).toBe(true);
@@ -180,14 +246,21 @@ describe('purchaseOrder.getAll / export', () => {
 		expect(r.error).toBeUndefined();
 		expectRead(r.sent[0], fixture.apiKey);
 		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([
-			['/v1/vendor/purchase-orders/export', 'brandIds=1,2&saleChannelIds=1,2&statuses=Confirmed,Closed'],
+			[
+				'/v1/vendor/purchase-orders/export',
+				'brandIds=1,2&saleChannelIds=1,2&statuses=Confirmed,Closed',
+			],
 		]);
 		expect(ids(r.items)).toEqual((await matching()).map((po) => po.id));
 		expect(new Set(pairs(r.items))).toEqual(new Set([0]));
 	});
 
 	test('export with empty filters sends no query', async () => {
-		const r = await fixture.run({ resource: 'purchaseOrder', operation: 'export', filters: { brandIds: '', saleChannelIds: '', statuses: [] } });
+		const r = await fixture.run({
+			resource: 'purchaseOrder',
+			operation: 'export',
+			filters: { brandIds: '', saleChannelIds: '', statuses: [] },
+		});
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['']);
 	});
 });
@@ -208,15 +281,26 @@ describe('brandHealth.get', () => {
 		expect(r.items).toHaveLength(1);
 		expect(r.items[0].json.brandId).toBe(2);
 		const health = await fixture.control.state<IDataObject>('brandHealth', 2);
-		const wanted = (health.categories as string[]).filter((c) => ['Home, Garden', 'Apparel'].includes(c));
+		const wanted = (health.categories as string[]).filter((c) =>
+			['Home, Garden', 'Apparel'].includes(c),
+		);
 		expect(wanted).toContain('Home, Garden');
 		expect(r.items[0].json.categories).toEqual(wanted);
-		expect((r.items[0].json.dimensions as IDataObject[]).every((d) => wanted.includes(d.category as string))).toBe(true);
+		expect(
+			(r.items[0].json.dimensions as IDataObject[]).every((d) =>
+				wanted.includes(d.category as string),
+			),
+		).toBe(true);
 		expect(r.items[0].pairedItem).toEqual({ item: 0 });
 	});
 
 	test('no categories: only brandId', async () => {
-		const r = await fixture.run({ resource: 'brandHealth', operation: 'get', brandId: 3, filters: { categories: [] } });
+		const r = await fixture.run({
+			resource: 'brandHealth',
+			operation: 'get',
+			brandId: 3,
+			filters: { categories: [] },
+		});
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['brandId=3']);
 		expect(r.items[0].json.brandId).toBe(3);
 	});
@@ -224,15 +308,29 @@ describe('brandHealth.get', () => {
 
 describe('inventoryForecast.getAll', () => {
 	test('comma-separated brandIds, page/limit; Return All walks the pages', async () => {
-		const r = await fixture.run({ resource: 'inventoryForecast', operation: 'getAll', filters: { brandIds: '4,5' }, limit: 7 });
+		const r = await fixture.run({
+			resource: 'inventoryForecast',
+			operation: 'getAll',
+			filters: { brandIds: '4,5' },
+			limit: 7,
+		});
 		expect(r.error).toBeUndefined();
 		expectRead(r.sent[0], fixture.apiKey);
-		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([['/v1/inventory-forecasts', 'brandIds=4,5&page=1&limit=7']]);
+		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([
+			['/v1/inventory-forecasts', 'brandIds=4,5&page=1&limit=7'],
+		]);
 		expect(r.items).toHaveLength(7);
 		expect(r.items.every((i) => [4, 5].includes(i.json.brandId as number))).toBe(true);
 
-		const all = await fixture.run({ resource: 'inventoryForecast', operation: 'getAll', returnAll: true, filters: {} });
-		const expected = (await fixture.control.state<IDataObject>('forecasts')).filter((f) => (f.brandId as number) <= 5);
+		const all = await fixture.run({
+			resource: 'inventoryForecast',
+			operation: 'getAll',
+			returnAll: true,
+			filters: {},
+		});
+		const expected = (await fixture.control.state<IDataObject>('forecasts')).filter(
+			(f) => (f.brandId as number) <= 5,
+		);
 		expect(all.sent.map((s) => s.rawQuery)).toEqual(
 			Array.from({ length: Math.ceil(expected.length / 100) }, (_, i) => `page=${i + 1}&limit=100`),
 		);
@@ -251,7 +349,12 @@ describe('brand.getAll', () => {
 	});
 
 	test('Limit 2: page=1&limit=2', async () => {
-		const r = await fixture.run({ resource: 'brand', operation: 'getAll', returnAll: false, limit: 2 });
+		const r = await fixture.run({
+			resource: 'brand',
+			operation: 'getAll',
+			returnAll: false,
+			limit: 2,
+		});
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['page=1&limit=2']);
 		expect(ids(r.items)).toEqual([1, 2]);
 	});

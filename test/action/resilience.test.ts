@@ -25,7 +25,8 @@ const sameKey = (sent: { idempotencyKey?: string }[]) => {
 async function newOrder(): Promise<number> {
 	return (await fixture.control.createOrder({ brandId: 1 })).order.id;
 }
-const statusOf = async (id: number) => (await fixture.control.state<IDataObject>('orders', id)).status;
+const statusOf = async (id: number) =>
+	(await fixture.control.state<IDataObject>('orders', id)).status;
 
 const createEndpoint = (description: string, requestOptions: IDataObject = {}) => ({
 	resource: 'webhookEndpoint',
@@ -65,11 +66,17 @@ describe.each([
 	test('mark packed: retried with the same key, the order packed once and reported as packed', async () => {
 		const id = await newOrder();
 		await fixture.control.injectFault({ route: 'markOrdersPacked', mode, when, count: 1 });
-		const r = await fixture.run({ resource: 'fulfillment', operation: 'markPacked', orderIds: String(id) });
+		const r = await fixture.run({
+			resource: 'fulfillment',
+			operation: 'markPacked',
+			orderIds: String(id),
+		});
 		expect(r.error).toBeUndefined();
 		expect(r.sent).toHaveLength(2);
 		sameKey(r.sent);
-		expect(r.items.map((i) => [i.json.orderId, i.json.success, i.json.status])).toEqual([[id, true, 'Packed']]);
+		expect(r.items.map((i) => [i.json.orderId, i.json.success, i.json.status])).toEqual([
+			[id, true, 'Packed'],
+		]);
 		expect(await statusOf(id)).toBe('Packed');
 		expect(clock().waits).toEqual([firstWait(mode)]);
 	});
@@ -82,7 +89,11 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 	test('mark packed: retried with the same key, the order changed exactly once, reported packed', async () => {
 		const id = await newOrder();
 		await fixture.control.injectFault({ route: 'markOrdersPacked', mode, when: 'after', count: 1 });
-		const r = await fixture.run({ resource: 'fulfillment', operation: 'markPacked', orderIds: String(id) });
+		const r = await fixture.run({
+			resource: 'fulfillment',
+			operation: 'markPacked',
+			orderIds: String(id),
+		});
 		expect(r.error).toBeUndefined();
 		expect(r.sent.map((s) => [s.method, s.path, s.status])).toEqual([
 			['POST', '/v1/fulfillment/orders/packed', Number(mode)],
@@ -94,7 +105,12 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 		const order = await fixture.control.state<IDataObject>('orders', id);
 		expect(order.status).toBe('Packed');
 		expect(r.items).toHaveLength(1);
-		expect(r.items[0].json).toMatchObject({ orderId: id, success: true, status: 'Packed', note: expect.stringMatching(/earlier attempt/) });
+		expect(r.items[0].json).toMatchObject({
+			orderId: id,
+			success: true,
+			status: 'Packed',
+			note: expect.stringMatching(/earlier attempt/),
+		});
 		expect(clock().waits).toEqual([firstWait(mode)]);
 	});
 
@@ -102,7 +118,12 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 	// the endpoints before its first attempt, finds the new one at its URL and rotates its secret
 	// (the lost answer held the only copy of the first).
 	test('webhook create: the endpoint made by the failed attempt is adopted, not created twice', async () => {
-		await fixture.control.injectFault({ route: 'createWebhookEndpoint', mode, when: 'after', count: 1 });
+		await fixture.control.injectFault({
+			route: 'createWebhookEndpoint',
+			mode,
+			when: 'after',
+			count: 1,
+		});
 		const description = `create-${mode}-after`;
 		const r = await fixture.run(createEndpoint(description));
 		expect(r.error).toBeUndefined();
@@ -122,10 +143,22 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 	test('webhook delete: a delete that happened before the fault counts as done', async () => {
 		const created = await fixture.run(createEndpoint(`delete-${mode}-after`));
 		const id = created.items[0].json.id as number;
-		await fixture.control.injectFault({ route: 'deleteWebhookEndpoint', mode, when: 'after', count: 1 });
-		const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'delete', endpointId: String(id) });
+		await fixture.control.injectFault({
+			route: 'deleteWebhookEndpoint',
+			mode,
+			when: 'after',
+			count: 1,
+		});
+		const r = await fixture.run({
+			resource: 'webhookEndpoint',
+			operation: 'delete',
+			endpointId: String(id),
+		});
 		expect(r.error).toBeUndefined();
-		expect(r.sent.map((s) => [s.method, s.status])).toEqual([['DELETE', Number(mode)], ['GET', 200]]);
+		expect(r.sent.map((s) => [s.method, s.status])).toEqual([
+			['DELETE', Number(mode)],
+			['GET', 200],
+		]);
 		expect(r.items[0].json).toEqual({ id, deleted: true });
 		expect(clock().waits).toEqual([]);
 		expect(await endpointsNamed(`delete-${mode}-after`)).toHaveLength(0);
@@ -133,40 +166,66 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 });
 
 test('500 twice before the effect: three attempts, one key, the connection made', async () => {
-	await fixture.control.injectFault({ route: 'connectSaleChannel', mode: '500', when: 'before', count: 2 });
-	const r = await fixture.run({ resource: 'saleChannel', operation: 'connect', brandId: '4', saleChannelName: 'Amazon' });
+	await fixture.control.injectFault({
+		route: 'connectSaleChannel',
+		mode: '500',
+		when: 'before',
+		count: 2,
+	});
+	const r = await fixture.run({
+		resource: 'saleChannel',
+		operation: 'connect',
+		brandId: '4',
+		saleChannelName: 'Amazon',
+	});
 	expect(r.error).toBeUndefined();
 	expect(r.sent.map((s) => s.status)).toEqual([500, 500, 201]);
 	expect(clock().waits).toEqual([backoff(1), backoff(2)]);
 	sameKey(r.sent);
 	expectUniqueRequestIds(r.sent);
-	expect((await fixture.control.state<IDataObject>('connections')).filter((c) => c.brandId === 4)).toHaveLength(1);
+	expect(
+		(await fixture.control.state<IDataObject>('connections')).filter((c) => c.brandId === 4),
+	).toHaveLength(1);
 });
 
-test.each(['before', 'after'] as const)('hang %s the effect, longer than the Timeout: the retry waits out idempotency-in-progress and gets the one result', async (when) => {
-	// The hang lasts 2 s on the sandbox's clock, which the transport's waits move: the Timeout is real
-	// (300 ms), the first retry comes 750 ms later (in progress), the next 1.5 s after that.
-	const id = await newOrder();
-	await fixture.control.injectFault({ route: 'markOrdersPacked', mode: 'hang', when, count: 1, hangMs: 2000 });
-	const r = await fixture.run({
-		resource: 'fulfillment',
-		operation: 'markPacked',
-		orderIds: String(id),
-		requestOptions: { timeout: 300 },
-	});
-	expect(r.error).toBeUndefined();
-	sameKey(r.sent);
-	expect(r.sent.length).toBeGreaterThanOrEqual(3);
-	expect(r.sent[1].status).toBe(409);
-	expect(clock().waits.slice(0, 2)).toEqual([backoff(1), backoff(2)]);
-	expect(r.sent.at(-1)).toMatchObject({ status: 200 });
-	expect(r.items.map((i) => [i.json.orderId, i.json.success])).toEqual([[id, true]]);
-	expect(await statusOf(id)).toBe('Packed');
-});
+test.each(['before', 'after'] as const)(
+	'hang %s the effect, longer than the Timeout: the retry waits out idempotency-in-progress and gets the one result',
+	async (when) => {
+		// The hang lasts 2 s on the sandbox's clock, which the transport's waits move: the Timeout is real
+		// (300 ms), the first retry comes 750 ms later (in progress), the next 1.5 s after that.
+		const id = await newOrder();
+		await fixture.control.injectFault({
+			route: 'markOrdersPacked',
+			mode: 'hang',
+			when,
+			count: 1,
+			hangMs: 2000,
+		});
+		const r = await fixture.run({
+			resource: 'fulfillment',
+			operation: 'markPacked',
+			orderIds: String(id),
+			requestOptions: { timeout: 300 },
+		});
+		expect(r.error).toBeUndefined();
+		sameKey(r.sent);
+		expect(r.sent.length).toBeGreaterThanOrEqual(3);
+		expect(r.sent[1].status).toBe(409);
+		expect(clock().waits.slice(0, 2)).toEqual([backoff(1), backoff(2)]);
+		expect(r.sent.at(-1)).toMatchObject({ status: 200 });
+		expect(r.items.map((i) => [i.json.orderId, i.json.success])).toEqual([[id, true]]);
+		expect(await statusOf(id)).toBe('Packed');
+	},
+);
 
 test('network errors past Max Attempts: a clear error naming the attempts, nothing applied', async () => {
 	const id = await newOrder();
-	await fixture.control.injectFault({ route: 'markOrdersPacked', mode: 'drop', when: 'before', count: 5 });
+	await fixture.control.injectFault({
+		route: 'markOrdersPacked',
+		mode: 'drop',
+		when: 'before',
+		count: 5,
+	});
 	const r = await fixture.run({
 		resource: 'fulfillment',
 		operation: 'markPacked',
@@ -182,7 +241,10 @@ test('network errors past Max Attempts: a clear error naming the attempts, nothi
 });
 
 test('422 idempotency-key-reused: a user key reused with a different body is a clear error, not retried', async () => {
-	const parameters = (description: string) => ({ ...createEndpoint(description), options: { idempotencyKey: 'fixed-key-1' } });
+	const parameters = (description: string) => ({
+		...createEndpoint(description),
+		options: { idempotencyKey: 'fixed-key-1' },
+	});
 	const first = await fixture.run(parameters('reuse-a'));
 	expect(first.error).toBeUndefined();
 	const r = await fixture.run(parameters('reuse-b'));
@@ -199,7 +261,11 @@ test('422 idempotency-key-reused: a user key reused with a different body is a c
 });
 
 test('a 4xx answer is final: one request', async () => {
-	const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'get', endpointId: '424242' });
+	const r = await fixture.run({
+		resource: 'webhookEndpoint',
+		operation: 'get',
+		endpointId: '424242',
+	});
 	expect(r.sent).toHaveLength(1);
 	expect(clock().waits).toEqual([]);
 	expect(errorOf(r).httpCode).toBe('404');

@@ -4,7 +4,15 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { fixtureWithReceiver, errorOf, expectRead, expectUniqueRequestIds, expectWrite, items, pairs } from './helpers';
+import {
+	fixtureWithReceiver,
+	errorOf,
+	expectRead,
+	expectUniqueRequestIds,
+	expectWrite,
+	items,
+	pairs,
+} from './helpers';
 
 const { fixture, receiver } = fixtureWithReceiver();
 
@@ -16,17 +24,38 @@ describe('saleChannel.connect', () => {
 				operation: 'connect',
 				brandId: '={{ $json.brandId }}',
 				saleChannelName: '={{ $json.channel }}',
-				additionalFields: { region: 'EU', apiKey: 'amz-key', apiSecret: 'amz-secret', isShared: false, logInEmail: '' },
+				additionalFields: {
+					region: 'EU',
+					apiKey: 'amz-key',
+					apiSecret: 'amz-secret',
+					isShared: false,
+					logInEmail: '',
+				},
 			},
 			{ inputItems: items({ brandId: 1, channel: 'Amazon' }, { brandId: 2, channel: 'Shopify' }) },
 		);
 		expect(r.error).toBeUndefined();
 		expect(r.sent).toHaveLength(2);
 		r.sent.forEach((s) => expectWrite(s, fixture.apiKey, 'POST'));
-		expect(r.sent.map((s) => s.path)).toEqual(['/v1/brands/1/sale-channels/connect', '/v1/brands/2/sale-channels/connect']);
+		expect(r.sent.map((s) => s.path)).toEqual([
+			'/v1/brands/1/sale-channels/connect',
+			'/v1/brands/2/sale-channels/connect',
+		]);
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['', '']);
-		expect(r.sent[0].body).toEqual({ saleChannelName: 'Amazon', region: 'EU', apiKey: 'amz-key', apiSecret: 'amz-secret', isShared: false });
-		expect(r.sent[1].body).toEqual({ saleChannelName: 'Shopify', region: 'EU', apiKey: 'amz-key', apiSecret: 'amz-secret', isShared: false });
+		expect(r.sent[0].body).toEqual({
+			saleChannelName: 'Amazon',
+			region: 'EU',
+			apiKey: 'amz-key',
+			apiSecret: 'amz-secret',
+			isShared: false,
+		});
+		expect(r.sent[1].body).toEqual({
+			saleChannelName: 'Shopify',
+			region: 'EU',
+			apiKey: 'amz-key',
+			apiSecret: 'amz-secret',
+			isShared: false,
+		});
 		expect(new Set(r.sent.map((s) => s.idempotencyKey)).size).toBe(2);
 		expectUniqueRequestIds(r.sent);
 
@@ -54,7 +83,9 @@ describe('saleChannel.connect', () => {
 		expect(first.sent[0].body).toEqual({ saleChannelName: 'Zalando' });
 		expect(again.sent[0]).toMatchObject({ idempotencyKey: 'connect-r1', replayed: true });
 		expect(again.items[0].json).toEqual(first.items[0].json);
-		const connections = (await fixture.control.state<IDataObject>('connections')).filter((c) => c.brandId === 3);
+		const connections = (await fixture.control.state<IDataObject>('connections')).filter(
+			(c) => c.brandId === 3,
+		);
 		expect(connections).toHaveLength(1);
 	});
 });
@@ -73,14 +104,27 @@ describe('webhookEndpoint', () => {
 		expect(r.error).toBeUndefined();
 		// first the list of existing endpoints (so that after a 5xx a new one can be told apart), then the POST
 		expect(r.sent).toHaveLength(2);
-		expect(r.sent[0]).toMatchObject({ method: 'GET', path: '/v1/webhook-endpoints', idempotencyKey: undefined });
+		expect(r.sent[0]).toMatchObject({
+			method: 'GET',
+			path: '/v1/webhook-endpoints',
+			idempotencyKey: undefined,
+		});
 		expectWrite(r.sent[1], fixture.apiKey, 'POST');
 		expect(r.sent[1]).toMatchObject({ path: '/v1/webhook-endpoints', rawQuery: '' });
-		expect(r.sent[1].body).toEqual({ url: receiver().url, description: 'warehouse', eventTypes: ['order.created', 'order.cancelled'] });
+		expect(r.sent[1].body).toEqual({
+			url: receiver().url,
+			description: 'warehouse',
+			eventTypes: ['order.created', 'order.cancelled'],
+		});
 		expect(r.items).toHaveLength(1);
 		const out = r.items[0].json;
 		const stored = (await fixture.control.endpoints()).find((e) => e.id === out.id)!;
-		expect(out).toMatchObject({ url: receiver().url, description: 'warehouse', status: 'Enabled', eventTypes: ['order.created', 'order.cancelled'] });
+		expect(out).toMatchObject({
+			url: receiver().url,
+			description: 'warehouse',
+			status: 'Enabled',
+			eventTypes: ['order.created', 'order.cancelled'],
+		});
 		expect(out.secret).toBe(stored.secret);
 		expect(out.secretNotice).toEqual(expect.stringMatching(/only in this answer/));
 		expect(r.items[0].pairedItem).toEqual({ item: 0 });
@@ -88,7 +132,13 @@ describe('webhookEndpoint', () => {
 	});
 
 	test('create without a description does not send one', async () => {
-		const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'create', url: receiver().url, eventTypes: ['order.returned'], description: '' });
+		const r = await fixture.run({
+			resource: 'webhookEndpoint',
+			operation: 'create',
+			url: receiver().url,
+			eventTypes: ['order.returned'],
+			description: '',
+		});
 		expect(r.sent[1].body).toEqual({ url: receiver().url, eventTypes: ['order.returned'] });
 		expect(r.items[0].json.description).toBe('');
 	});
@@ -127,7 +177,11 @@ describe('webhookEndpoint', () => {
 		expectWrite(r.sent[0], fixture.apiKey, 'PATCH');
 		expect(r.sent[0].path).toBe(`/v1/webhook-endpoints/${endpointId}`);
 		expect(r.sent[0].body).toEqual({ description: 'packing desk', status: 'Disabled' });
-		expect(r.items[0].json).toMatchObject({ id: endpointId, description: 'packing desk', status: 'Disabled' });
+		expect(r.items[0].json).toMatchObject({
+			id: endpointId,
+			description: 'packing desk',
+			status: 'Disabled',
+		});
 		const stored = (await fixture.control.endpoints()).find((e) => e.id === endpointId)!;
 		expect(stored).toMatchObject({ description: 'packing desk', status: 'Disabled' });
 
@@ -137,8 +191,14 @@ describe('webhookEndpoint', () => {
 			endpointId: String(endpointId),
 			updateFields: { status: 'Enabled', eventTypes: ['brand_health.band_entered'] },
 		});
-		expect(back.sent[0].body).toEqual({ eventTypes: ['brand_health.band_entered'], status: 'Enabled' });
-		expect(back.items[0].json).toMatchObject({ status: 'Enabled', eventTypes: ['brand_health.band_entered'] });
+		expect(back.sent[0].body).toEqual({
+			eventTypes: ['brand_health.band_entered'],
+			status: 'Enabled',
+		});
+		expect(back.items[0].json).toMatchObject({
+			status: 'Enabled',
+			eventTypes: ['brand_health.band_entered'],
+		});
 	});
 
 	test('update: an empty Description is not sent (the service refuses it); alone it is an input error', async () => {
@@ -151,8 +211,15 @@ describe('webhookEndpoint', () => {
 		expect(r.error).toBeUndefined();
 		expect(r.sent[0].body).toEqual({ status: 'Enabled' });
 		expect(r.items[0].json.description).toBe('packing desk');
-		const alone = await fixture.run({ resource: 'webhookEndpoint', operation: 'update', endpointId: String(endpointId), updateFields: { description: '  ' } });
-		expect(errorOf(alone).message).toMatch(/^Invalid parameter "Update Fields": add at least one field/);
+		const alone = await fixture.run({
+			resource: 'webhookEndpoint',
+			operation: 'update',
+			endpointId: String(endpointId),
+			updateFields: { description: '  ' },
+		});
+		expect(errorOf(alone).message).toMatch(
+			/^Invalid parameter "Update Fields": add at least one field/,
+		);
 		expect(alone.sent).toEqual([]);
 		// what the service answers to an empty description, for the record
 		const raw = await fetch(`${fixture.sandbox.baseUrl}/v1/webhook-endpoints/${endpointId}`, {
@@ -165,34 +232,62 @@ describe('webhookEndpoint', () => {
 
 	test('test: POST .../test, one webhook.test delivery reaches the receiver', async () => {
 		const before = receiver().received.length;
-		const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'test', endpointId: endpointId });
+		const r = await fixture.run({
+			resource: 'webhookEndpoint',
+			operation: 'test',
+			endpointId: endpointId,
+		});
 		expect(r.error).toBeUndefined();
 		expectWrite(r.sent[0], fixture.apiKey, 'POST');
 		expect(r.sent[0].path).toBe(`/v1/webhook-endpoints/${endpointId}/test`);
 		expect(r.sent[0].body).toBeUndefined();
 		expect(r.items).toHaveLength(1);
-		expect(r.items[0].json).toMatchObject({ webhookEndpointId: endpointId, eventType: 'webhook.test', attempts: 1, responseStatusCode: 204 });
+		expect(r.items[0].json).toMatchObject({
+			webhookEndpointId: endpointId,
+			eventType: 'webhook.test',
+			attempts: 1,
+			responseStatusCode: 204,
+		});
 		expect(receiver().received.length).toBe(before + 1);
-		expect(JSON.parse(receiver().received.at(-1)!.body)).toMatchObject({ type: 'webhook.test', data: { webhookEndpointId: endpointId } });
+		expect(JSON.parse(receiver().received.at(-1)!.body)).toMatchObject({
+			type: 'webhook.test',
+			data: { webhookEndpointId: endpointId },
+		});
 	});
 
 	test('getDeliveries: GET .../deliveries, newest first, page/limit', async () => {
-		const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'getDeliveries', endpointId: endpointId, returnAll: true });
+		const r = await fixture.run({
+			resource: 'webhookEndpoint',
+			operation: 'getDeliveries',
+			endpointId: endpointId,
+			returnAll: true,
+		});
 		expect(r.error).toBeUndefined();
 		expectRead(r.sent[0], fixture.apiKey);
-		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([[`/v1/webhook-endpoints/${endpointId}/deliveries`, 'page=1&limit=100']]);
+		expect(r.sent.map((s) => [s.path, s.rawQuery])).toEqual([
+			[`/v1/webhook-endpoints/${endpointId}/deliveries`, 'page=1&limit=100'],
+		]);
 		const stored = await fixture.control.deliveries(endpointId);
 		expect(r.items.map((i) => i.json.id)).toEqual(stored.map((d) => d.id).sort((a, b) => b - a));
 		expect(r.items[0].json.eventType).toBe('webhook.test');
 
-		const one = await fixture.run({ resource: 'webhookEndpoint', operation: 'getDeliveries', endpointId: endpointId, limit: 1 });
+		const one = await fixture.run({
+			resource: 'webhookEndpoint',
+			operation: 'getDeliveries',
+			endpointId: endpointId,
+			limit: 1,
+		});
 		expect(one.sent.map((s) => s.rawQuery)).toEqual(['page=1&limit=1']);
 		expect(one.items).toHaveLength(1);
 	});
 
 	test('rotateSecret: POST .../rotate-secret; the new secret is output once, the old one kept for the overlap', async () => {
 		const oldSecret = (await fixture.control.endpoints()).find((e) => e.id === endpointId)!.secret;
-		const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'rotateSecret', endpointId: endpointId });
+		const r = await fixture.run({
+			resource: 'webhookEndpoint',
+			operation: 'rotateSecret',
+			endpointId: endpointId,
+		});
 		expect(r.error).toBeUndefined();
 		expectWrite(r.sent[0], fixture.apiKey, 'POST');
 		expect(r.sent[0].path).toBe(`/v1/webhook-endpoints/${endpointId}/rotate-secret`);
@@ -203,7 +298,11 @@ describe('webhookEndpoint', () => {
 	});
 
 	test('delete: DELETE, outputs { id, deleted: true } per item', async () => {
-		const r = await fixture.run({ resource: 'webhookEndpoint', operation: 'delete', endpointId: endpointId });
+		const r = await fixture.run({
+			resource: 'webhookEndpoint',
+			operation: 'delete',
+			endpointId: endpointId,
+		});
 		expect(r.error).toBeUndefined();
 		expectWrite(r.sent[0], fixture.apiKey, 'DELETE');
 		expect(r.sent[0]).toMatchObject({ path: `/v1/webhook-endpoints/${endpointId}`, status: 204 });

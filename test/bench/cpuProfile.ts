@@ -26,14 +26,26 @@ interface Profile {
 	endTime: number;
 }
 
-export type Category = 'this package' | 'floor package' | 'n8n' | 'database' | 'other modules' | 'node' | 'gc' | 'idle' | 'program' | 'other';
+export type Category =
+	| 'this package'
+	| 'floor package'
+	| 'n8n'
+	| 'database'
+	| 'other modules'
+	| 'node'
+	| 'gc'
+	| 'idle'
+	| 'program'
+	| 'other';
 
 export function categoryOf(url: string, functionName: string): Category {
 	if (functionName === '(idle)') return 'idle';
 	if (functionName === '(garbage collector)') return 'gc';
 	if (functionName === '(program)') return 'program';
-	if (/\/dist\/(nodes|credentials)\//.test(url) && !url.includes('node_modules/')) return 'this package';
-	if (url.includes('n8n-nodes-bench-floor') || url.includes('floor-package')) return 'floor package';
+	if (/\/dist\/(nodes|credentials)\//.test(url) && !url.includes('node_modules/'))
+		return 'this package';
+	if (url.includes('n8n-nodes-bench-floor') || url.includes('floor-package'))
+		return 'floor package';
 	if (/node_modules\/(sqlite3|typeorm|@n8n\/typeorm|pg)\//.test(url)) return 'database';
 	if (/node_modules\/(n8n|n8n-core|n8n-workflow|n8n-nodes-base|@n8n)\//.test(url)) return 'n8n';
 	if (url.includes('node_modules/')) return 'other modules';
@@ -61,7 +73,10 @@ export function summarise(file: string, top = 25, window?: Window): string {
 	});
 	const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 	const key = (n: ProfileNode) =>
-		`${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^file:\/\//, '').replace(/.*node_modules\//, '').replace(/.*\/dist\//, 'dist/')}:${n.callFrame.lineNumber + 1}`;
+		`${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url
+			.replace(/^file:\/\//, '')
+			.replace(/.*node_modules\//, '')
+			.replace(/.*\/dist\//, 'dist/')}:${n.callFrame.lineNumber + 1}`;
 	const cat = (n: ProfileNode) => categoryOf(n.callFrame.url, n.callFrame.functionName);
 
 	const byCategory = new Map<string, number>();
@@ -89,22 +104,30 @@ export function summarise(file: string, top = 25, window?: Window): string {
 	const ms = (us: number) => (us / 1000).toFixed(0);
 	const pct = (us: number, of: number) => `${((100 * us) / of).toFixed(1)}%`;
 	const lines: string[] = [];
-	const perDelivery = window?.deliveries ? ` ${(busy / 1000 / window.deliveries).toFixed(1)} ms not idle per delivery accepted (${window.deliveries}).` : '';
+	const perDelivery = window?.deliveries
+		? ` ${(busy / 1000 / window.deliveries).toFixed(1)} ms not idle per delivery accepted (${window.deliveries}).`
+		: '';
 	lines.push(
 		`Profile ${file.replace(/.*\//, '')}${window ? ', measured phase only' : ''}: ${ms(total)} ms sampled, ${ms(busy)} ms not idle.${perDelivery}`,
 	);
 	lines.push('');
 	lines.push('| where (self time) | ms | of not idle |');
 	lines.push('|---|---:|---:|');
-	for (const [c, us] of [...byCategory].sort((a, b) => b[1] - a[1])) if (c !== 'idle') lines.push(`| ${c} | ${ms(us)} | ${pct(us, busy)} |`);
+	for (const [c, us] of [...byCategory].sort((a, b) => b[1] - a[1]))
+		if (c !== 'idle') lines.push(`| ${c} | ${ms(us)} | ${pct(us, busy)} |`);
 	lines.push(`| (idle) | ${ms(byCategory.get('idle') ?? 0)} | |`);
-	lines.push(`| anything under a frame of this package (inclusive, synchronous stacks) | ${ms(underOurs)} | ${pct(underOurs, busy)} |`);
+	lines.push(
+		`| anything under a frame of this package (inclusive, synchronous stacks) | ${ms(underOurs)} | ${pct(underOurs, busy)} |`,
+	);
 	lines.push('');
 	lines.push(`Top ${top} frames by self time:`);
 	lines.push('');
 	lines.push('| frame | where | self ms | of not idle |');
 	lines.push('|---|---|---:|---:|');
-	for (const [k, v] of [...bySelf].filter(([, v]) => v.cat !== 'idle').sort((a, b) => b[1].us - a[1].us).slice(0, top)) {
+	for (const [k, v] of [...bySelf]
+		.filter(([, v]) => v.cat !== 'idle')
+		.sort((a, b) => b[1].us - a[1].us)
+		.slice(0, top)) {
 		lines.push(`| \`${k}\` | ${v.cat} | ${ms(v.us)} | ${pct(v.us, busy)} |`);
 	}
 	lines.push('');
@@ -112,14 +135,27 @@ export function summarise(file: string, top = 25, window?: Window): string {
 	lines.push('');
 	lines.push('| function | inclusive ms | of not idle |');
 	lines.push('|---|---:|---:|');
-	for (const [k, us] of [...oursInclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`| \`${k}\` | ${ms(us)} | ${pct(us, busy)} |`);
+	for (const [k, us] of [...oursInclusive].sort((a, b) => b[1] - a[1]).slice(0, top))
+		lines.push(`| \`${k}\` | ${ms(us)} | ${pct(us, busy)} |`);
 	return lines.join('\n');
 }
 
 if (require.main === module) {
 	const file = process.argv[2];
-	if (!file) throw new Error('usage: cpuProfile.ts <file.cpuprofile> [--window measured-window.json] [--top 25]');
-	const opt = (name: string) => (process.argv.indexOf(`--${name}`) > 0 ? process.argv[process.argv.indexOf(`--${name}`) + 1] : undefined);
+	if (!file)
+		throw new Error(
+			'usage: cpuProfile.ts <file.cpuprofile> [--window measured-window.json] [--top 25]',
+		);
+	const opt = (name: string) =>
+		process.argv.indexOf(`--${name}`) > 0
+			? process.argv[process.argv.indexOf(`--${name}`) + 1]
+			: undefined;
 	const windowFile = opt('window');
-	console.log(summarise(file, Number(opt('top') ?? 25), windowFile ? (JSON.parse(readFileSync(windowFile, 'utf8')) as Window) : undefined));
+	console.log(
+		summarise(
+			file,
+			Number(opt('top') ?? 25),
+			windowFile ? (JSON.parse(readFileSync(windowFile, 'utf8')) as Window) : undefined,
+		),
+	);
 }

@@ -15,11 +15,17 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { DedupStore, DEFAULT_MAX_ENTRIES, RETRY_GAPS_MS, retentionFor } from '../../nodes/MarketplaceTrigger/dedup';
+import {
+	DedupStore,
+	DEFAULT_MAX_ENTRIES,
+	RETRY_GAPS_MS,
+	retentionFor,
+} from '../../nodes/MarketplaceTrigger/dedup';
 import { dedupKey } from '../../nodes/MarketplaceTrigger/events';
 import { codeVersion, percentile } from './n8nBench';
 
-const COMMAND = '.ci/with-node24 node -r ts-node/register/transpile-only test/bench/dedupStore.bench.ts';
+const COMMAND =
+	'.ci/with-node24 node -r ts-node/register/transpile-only test/bench/dedupStore.bench.ts';
 const RESULTS = join(__dirname, 'results', 'dedup-store.md');
 const HOURS = 48;
 const LATE_SHARE = 0.01;
@@ -52,7 +58,11 @@ function simulate(rate: number): Row {
 	const late = { checked: 0, held: 0 };
 	let entries = 0;
 	const sampleEvery = Math.max(1, Math.floor(events / 2000));
-	const check = (queue: Array<[string, number]>, now: number, tally: { checked: number; held: number }) => {
+	const check = (
+		queue: Array<[string, number]>,
+		now: number,
+		tally: { checked: number; held: number },
+	) => {
 		while (queue.length > 0 && queue[0][1] <= now) {
 			const [key, at] = queue.shift()!;
 			tally.checked++;

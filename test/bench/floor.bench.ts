@@ -88,19 +88,30 @@ const ISOLATES = 'n8n_expression_pool_acquired_total';
 /** settle.ts's confirmAfterMs plus a margin: by then the trigger's last sync for a delivery has run. */
 const SETTLE_TAIL_MS = 12_000;
 
-
 /** Goal: T at least this fraction of F's end-to-end rate at these levels, in every setting. */
 const GOAL = { ratio: 0.9, levels: [1, 4] };
 
 type Target = 'w' | 'f' | 't';
-const LABEL: Record<Target, string> = { w: 'W Webhook node v2', f: 'F floor (community, typeVersion 2)', t: 'T Marketplace Trigger v2' };
+const LABEL: Record<Target, string> = {
+	w: 'W Webhook node v2',
+	f: 'F floor (community, typeVersion 2)',
+	t: 'T Marketplace Trigger v2',
+};
 
 const flag = (name: string) => process.argv.includes(`--${name}`);
 
 interface Guarantees {
-	executions: Partial<Record<Target, { accepted: number; executions: number; notSuccess: number; distinct?: number }>>;
+	executions: Partial<
+		Record<Target, { accepted: number; executions: number; notSuccess: number; distinct?: number }>
+	>;
 	refusal?: { status: number; carried: boolean };
-	restart?: { redelivered: number; duplicates: number; otherAnswers: Record<string, number>; executionsBefore: number; executionsAfter: number };
+	restart?: {
+		redelivered: number;
+		duplicates: number;
+		otherAnswers: Record<string, number>;
+		executionsBefore: number;
+		executionsAfter: number;
+	};
 	staticBytes?: number;
 }
 
@@ -120,10 +131,21 @@ function triggerJsonOf(execution: Json): Json | undefined {
 async function measureSetting(
 	name: string,
 	env: Record<string, string>,
-	opts: { perLevel: number; sliceSize: number; levels: number[]; targets: Target[]; isolateDeliveries: number; maxLoad: number; cpuProf?: string; guarantees: boolean },
+	opts: {
+		perLevel: number;
+		sliceSize: number;
+		levels: number[];
+		targets: Target[];
+		isolateDeliveries: number;
+		maxLoad: number;
+		cpuProf?: string;
+		guarantees: boolean;
+	},
 ): Promise<SettingResult> {
 	const quiet = await waitForQuietMachine(opts.maxLoad);
-	console.log(`[bench] setting ${name}: load ${quiet.load} (waited ${(quiet.waitedMs / 1000).toFixed(0)} s${quiet.quiet ? '' : ', gave up waiting'}); env ${JSON.stringify(env)}`);
+	console.log(
+		`[bench] setting ${name}: load ${quiet.load} (waited ${(quiet.waitedMs / 1000).toFixed(0)} s${quiet.quiet ? '' : ', gave up waiting'}); env ${JSON.stringify(env)}`,
+	);
 	const started = Date.now();
 	const dist = distVersion();
 	// the user folder is made here so the floor package can be linked next to ours before n8n starts
@@ -153,24 +175,39 @@ async function measureSetting(
 			t: `${n8n.baseUrl}/webhook/${webhookIdOf('t')}/webhook`,
 		};
 		// every delivery is signed with T's secret (W and F check nothing), so all three get the same bytes
-		const secret = opts.targets.includes('t') ? (await endpointFor(bench, urls.t)).secret : `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
-		if (!secret) throw new Error('the sandbox holds no secret for the trigger\'s endpoint');
+		const secret = opts.targets.includes('t')
+			? (await endpointFor(bench, urls.t)).secret
+			: `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+		if (!secret) throw new Error("the sandbox holds no secret for the trigger's endpoint");
 		const bootMs = Date.now() - started;
-		console.log(`[bench] ${name}: n8n ${n8n.baseUrl} up after ${(bootMs / 1000).toFixed(1)} s; ${opts.targets.map((v) => `${v.toUpperCase()} ${urls[v]}`).join('; ')}`);
+		console.log(
+			`[bench] ${name}: n8n ${n8n.baseUrl} up after ${(bootMs / 1000).toFixed(1)} s; ${opts.targets.map((v) => `${v.toUpperCase()} ${urls[v]}`).join('; ')}`,
+		);
 
 		const expected: Record<Target, number> = { w: 0, f: 0, t: 0 };
 		const acceptedT: Array<{ id: string }> = [];
-		const sendSlice = async (v: Target, events: Array<{ id: string }>, concurrency: number, tally: Tally) => {
+		const sendSlice = async (
+			v: Target,
+			events: Array<{ id: string }>,
+			concurrency: number,
+			tally: Tally,
+		) => {
 			const deliveries: Delivery[] = events.map((e) => signedDelivery(secret, e));
 			const agent = keepAliveAgent(concurrency);
 			const t0 = performance.now();
-			const results = await pool(concurrency, deliveries.length, async (i) => await post(agent, urls[v], deliveries[i]));
+			const results = await pool(
+				concurrency,
+				deliveries.length,
+				async (i) => await post(agent, urls[v], deliveries[i]),
+			);
 			expected[v] += addToTally(tally, results, performance.now() - t0);
 			agent.destroy();
-			if (v === 't') results.forEach((r, i) => r.status >= 200 && r.status < 300 && acceptedT.push(events[i]));
+			if (v === 't')
+				results.forEach((r, i) => r.status >= 200 && r.status < 300 && acceptedT.push(events[i]));
 			tally.drainMs += await waitForExecutions(n8n, wfs[v].id, expected[v]);
 		};
-		const makeEvents = (count: number) => Array.from({ length: count }, (_, i) => orderCreatedEvent(undefined, 1001 + (i % 96)));
+		const makeEvents = (count: number) =>
+			Array.from({ length: count }, (_, i) => orderCreatedEvent(undefined, 1001 + (i % 96)));
 		// each target gets its own events (T's ids are checked after the restart; W and F keep nothing)
 		const eventsFor = (count: number) => {
 			const events = {} as Record<Target, Array<{ id: string }>>;
@@ -189,24 +226,43 @@ async function measureSetting(
 		const measuredFromUs = Number(process.hrtime.bigint() / 1000n);
 		let sliceNo = 0;
 		for (const level of opts.levels) {
-			const tallies = Object.fromEntries(opts.targets.map((v) => [v, newTally()])) as Record<Target, Tally>;
+			const tallies = Object.fromEntries(opts.targets.map((v) => [v, newTally()])) as Record<
+				Target,
+				Tally
+			>;
 			const slices = Math.ceil(opts.perLevel / opts.sliceSize);
 			for (let s = 0; s < slices; s++) {
 				const events = eventsFor(Math.min(opts.sliceSize, opts.perLevel - s * opts.sliceSize));
 				const k = sliceNo++ % opts.targets.length;
-				for (const v of [...opts.targets.slice(k), ...opts.targets.slice(0, k)]) await sendSlice(v, events[v], level, tallies[v]);
+				for (const v of [...opts.targets.slice(k), ...opts.targets.slice(0, k)])
+					await sendSlice(v, events[v], level, tallies[v]);
 			}
 			rows.push({ level, tallies });
 			const f = tallies.f ? e2e(tallies.f) : NaN;
 			console.log(
 				`[bench] ${name} concurrency ${level}: ` +
-					opts.targets.map((v) => `${v.toUpperCase()} ${e2e(tallies[v]).toFixed(1)}/s${v === 't' && tallies.f ? ` (${(e2e(tallies[v]) / f).toFixed(2)}x F)` : ''}`).join(', '),
+					opts.targets
+						.map(
+							(v) =>
+								`${v.toUpperCase()} ${e2e(tallies[v]).toFixed(1)}/s${v === 't' && tallies.f ? ` (${(e2e(tallies[v]) / f).toFixed(2)}x F)` : ''}`,
+						)
+						.join(', '),
 			);
 		}
 		const runMs = Date.now() - started;
 		if (opts.cpuProf) {
-			const window = { fromUs: measuredFromUs, toUs: Number(process.hrtime.bigint() / 1000n), deliveries: rows.reduce((n, row) => n + Object.values(row.tallies).reduce((m, t) => m + (t?.ok ?? 0), 0), 0) };
-			writeFileSync(join(resolve(opts.cpuProf, name), 'measured-window.json'), JSON.stringify(window));
+			const window = {
+				fromUs: measuredFromUs,
+				toUs: Number(process.hrtime.bigint() / 1000n),
+				deliveries: rows.reduce(
+					(n, row) => n + Object.values(row.tallies).reduce((m, t) => m + (t?.ok ?? 0), 0),
+					0,
+				),
+			};
+			writeFileSync(
+				join(resolve(opts.cpuProf, name), 'measured-window.json'),
+				JSON.stringify(window),
+			);
 		}
 		const loadAfter = loadAverage();
 
@@ -220,7 +276,9 @@ async function measureSetting(
 				if (v === 't') await sleep(SETTLE_TAIL_MS);
 				const after = (await metricCounters(n8n.baseUrl))[ISOLATES] ?? 0;
 				isolates[v] = { deliveries: opts.isolateDeliveries, acquired: after - before };
-				console.log(`[bench] ${name}: ${v.toUpperCase()} took ${after - before} isolates for ${opts.isolateDeliveries} deliveries`);
+				console.log(
+					`[bench] ${name}: ${v.toUpperCase()} took ${after - before} isolates for ${opts.isolateDeliveries} deliveries`,
+				);
 			}
 		}
 
@@ -229,7 +287,12 @@ async function measureSetting(
 			// a tampered delivery: 401, and the next accepted event's item says so
 			const tampered = signedDelivery(secret, orderCreatedEvent());
 			const single = keepAliveAgent(1);
-			const refusedStatus = (await post(single, urls.t, { ...tampered, body: tampered.body.replace('"brandId":1', '"brandId":2') })).status;
+			const refusedStatus = (
+				await post(single, urls.t, {
+					...tampered,
+					body: tampered.body.replace('"brandId":1', '"brandId":2'),
+				})
+			).status;
 			single.destroy();
 			const next = orderCreatedEvent();
 			await sendSlice('t', [next], 1, newTally());
@@ -241,13 +304,22 @@ async function measureSetting(
 			await n8n.login();
 			const redelivered = acceptedT.map((e) => signedDelivery(secret, e));
 			const agent = keepAliveAgent(4);
-			const answers = await pool(4, redelivered.length, async (i) => await post(agent, urls.t, redelivered[i]));
+			const answers = await pool(
+				4,
+				redelivered.length,
+				async (i) => await post(agent, urls.t, redelivered[i]),
+			);
 			agent.destroy();
 			const otherAnswers: Record<string, number> = {};
-			for (const a of answers) if (a.status !== 200) otherAnswers[String(a.status || a.error)] = (otherAnswers[String(a.status || a.error)] ?? 0) + 1;
+			for (const a of answers)
+				if (a.status !== 200)
+					otherAnswers[String(a.status || a.error)] =
+						(otherAnswers[String(a.status || a.error)] ?? 0) + 1;
 			await sleep(2_000);
 			const list = await allExecutions(bench.api, wfs.t.id, true);
-			const carried = list.some((e) => eventIdOf(e) === next.id && (triggerJsonOf(e)?.refusedDeliveries?.count ?? 0) >= 1);
+			const carried = list.some(
+				(e) => eventIdOf(e) === next.id && (triggerJsonOf(e)?.refusedDeliveries?.count ?? 0) >= 1,
+			);
 			guarantees.refusal = { status: refusedStatus, carried };
 			guarantees.restart = {
 				redelivered: redelivered.length,
@@ -256,7 +328,8 @@ async function measureSetting(
 				executionsBefore,
 				executionsAfter: list.length,
 			};
-			const staticData = (await n8n.rest<{ staticData?: unknown }>('GET', `/workflows/${wfs.t.id}`)).staticData;
+			const staticData = (await n8n.rest<{ staticData?: unknown }>('GET', `/workflows/${wfs.t.id}`))
+				.staticData;
 			guarantees.staticBytes = Buffer.byteLength(JSON.stringify(staticData ?? null));
 		}
 		for (const v of opts.targets) {
@@ -268,7 +341,21 @@ async function measureSetting(
 				distinct: v === 't' ? new Set(list.map(eventIdOf).filter(Boolean)).size : undefined,
 			};
 		}
-		return { name, label: SETTINGS[name]?.label ?? name, env, loadBefore: quiet.load, waitedMs: quiet.waitedMs, quiet: quiet.quiet, loadAfter, dist, bootMs, runMs, rows, isolates, guarantees };
+		return {
+			name,
+			label: SETTINGS[name]?.label ?? name,
+			env,
+			loadBefore: quiet.load,
+			waitedMs: quiet.waitedMs,
+			quiet: quiet.quiet,
+			loadAfter,
+			dist,
+			bootMs,
+			runMs,
+			rows,
+			isolates,
+			guarantees,
+		};
 	} finally {
 		await n8n.stop();
 		await bench.sandbox.close();
@@ -287,14 +374,27 @@ async function main() {
 	const cpuProf = process.argv.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
 	const guarantees = !flag('no-guarantees');
 	const out = resolve(arg('out', RESULTS));
-	for (const s of settingNames) if (!SETTINGS[s]) throw new Error(`unknown setting ${s} (known: ${Object.keys(SETTINGS).join(', ')})`);
+	for (const s of settingNames)
+		if (!SETTINGS[s])
+			throw new Error(`unknown setting ${s} (known: ${Object.keys(SETTINGS).join(', ')})`);
 	for (const v of targets) if (!LABEL[v]) throw new Error(`unknown target ${v} (known: w, f, t)`);
 	const started = Date.now();
 	const loadAtStart = loadAverage();
 
 	const results: SettingResult[] = [];
 	for (const name of settingNames) {
-		results.push(await measureSetting(name, SETTINGS[name].env, { perLevel, sliceSize, levels, targets, isolateDeliveries, maxLoad, cpuProf, guarantees }));
+		results.push(
+			await measureSetting(name, SETTINGS[name].env, {
+				perLevel,
+				sliceSize,
+				levels,
+				targets,
+				isolateDeliveries,
+				maxLoad,
+				cpuProf,
+				guarantees,
+			}),
+		);
 	}
 	const loadAtEnd = loadAverage();
 
@@ -303,33 +403,59 @@ async function main() {
 		`--per-level ${perLevel} --slice ${sliceSize} --levels ${levels.join(',')} --settings ${settingNames.join(',')} --targets ${targets.join(',')} ` +
 		`--isolate-deliveries ${isolateDeliveries} --max-load ${maxLoad}${cpuProf !== undefined ? ` --cpu-prof ${cpuProf}` : ''}${guarantees ? '' : ' --no-guarantees'}` +
 		`${out === RESULTS ? '' : ` --out ${relative(repoRoot, out)}`}`;
-	lines.push('# Marketplace Trigger v2 against the floor (the cheapest community trigger) and n8n\'s Webhook node, real n8n 2.41.1');
+	lines.push(
+		"# Marketplace Trigger v2 against the floor (the cheapest community trigger) and n8n's Webhook node, real n8n 2.41.1",
+	);
 	lines.push('');
 	lines.push(...provenanceLines(`${COMMAND} ${args}`, started, results, loadAtStart, loadAtEnd));
 	lines.push('');
-	lines.push('One n8n per setting (SQLite, regular mode, execution pruning off, `N8N_METRICS=true`), booted one after the other, with three');
-	lines.push('workflows active: W = n8n\'s Webhook node v2 (POST, respond immediately); F = the floor, a typeVersion-2 community webhook trigger');
-	lines.push('whose webhook() only returns the body as its item (no verification, no state, no registration; a second package the script');
-	lines.push('writes and links next to ours); T = Marketplace Trigger typeVersion 2 (order.created). Each -> No Operation. Every delivery is');
-	lines.push('signed with T\'s endpoint secret (Standard Webhooks headers, distinct webhook-id); W and F check nothing. Per concurrency level,');
-	lines.push(`${perLevel} deliveries per target in slices of ${sliceSize}, the targets' order rotating slice by slice (${targets.join(' ')}, then starting one later), from a`);
-	lines.push('keep-alive load generator in this process. After each slice the script waits until n8n has finished the slice\'s executions;');
-	lines.push('"end to end" = accepted / (send time + that drain), "responses" = accepted / send time. Latency = one response at the client.');
-	lines.push('Ratios are to F (the goal) and to W, in the same n8n and concurrency. Shared 2-core machine (other developers\' test runs):');
+	lines.push(
+		'One n8n per setting (SQLite, regular mode, execution pruning off, `N8N_METRICS=true`), booted one after the other, with three',
+	);
+	lines.push(
+		"workflows active: W = n8n's Webhook node v2 (POST, respond immediately); F = the floor, a typeVersion-2 community webhook trigger",
+	);
+	lines.push(
+		'whose webhook() only returns the body as its item (no verification, no state, no registration; a second package the script',
+	);
+	lines.push(
+		'writes and links next to ours); T = Marketplace Trigger typeVersion 2 (order.created). Each -> No Operation. Every delivery is',
+	);
+	lines.push(
+		"signed with T's endpoint secret (Standard Webhooks headers, distinct webhook-id); W and F check nothing. Per concurrency level,",
+	);
+	lines.push(
+		`${perLevel} deliveries per target in slices of ${sliceSize}, the targets' order rotating slice by slice (${targets.join(' ')}, then starting one later), from a`,
+	);
+	lines.push(
+		"keep-alive load generator in this process. After each slice the script waits until n8n has finished the slice's executions;",
+	);
+	lines.push(
+		'"end to end" = accepted / (send time + that drain), "responses" = accepted / send time. Latency = one response at the client.',
+	);
+	lines.push(
+		"Ratios are to F (the goal) and to W, in the same n8n and concurrency. Shared 2-core machine (other developers' test runs):",
+	);
 	lines.push('compare within a setting and concurrency only, and read the load columns.');
 	lines.push('');
 	lines.push(...bootTable(results));
 	lines.push('');
 	lines.push('## Throughput and latency');
 	lines.push('');
-	lines.push('| setting | concurrency | target | deliveries | 2xx | other | end to end (/s) | responses (/s) | p50 (ms) | p99 (ms) | / F end to end | / W end to end |');
+	lines.push(
+		'| setting | concurrency | target | deliveries | 2xx | other | end to end (/s) | responses (/s) | p50 (ms) | p99 (ms) | / F end to end | / W end to end |',
+	);
 	lines.push('|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|');
 	for (const r of results) {
 		for (const row of r.rows) {
 			for (const v of targets) {
 				const t = row.tallies[v]!;
-				const toF = v !== 'f' && row.tallies.f ? `${v === 't' ? '**' : ''}${(e2e(t) / e2e(row.tallies.f)).toFixed(2)}x${v === 't' ? '**' : ''}` : '';
-				const toW = v !== 'w' && row.tallies.w ? `${(e2e(t) / e2e(row.tallies.w)).toFixed(2)}x` : '';
+				const toF =
+					v !== 'f' && row.tallies.f
+						? `${v === 't' ? '**' : ''}${(e2e(t) / e2e(row.tallies.f)).toFixed(2)}x${v === 't' ? '**' : ''}`
+						: '';
+				const toW =
+					v !== 'w' && row.tallies.w ? `${(e2e(t) / e2e(row.tallies.w)).toFixed(2)}x` : '';
 				lines.push(
 					`| ${r.label} | ${row.level} | ${LABEL[v]} | ${tallyCells(t)} | ${toF} | ${toW} |`,
 				);
@@ -343,64 +469,96 @@ async function main() {
 		lines.push(`| setting | ratio | ${levels.map((l) => `concurrency ${l}`).join(' | ')} |`);
 		lines.push(`|---|---|${levels.map(() => '---:').join('|')}|`);
 		for (const r of results) {
-			lines.push(`| ${r.label} | T / F | ${r.rows.map((row) => `**${(e2e(row.tallies.t!) / e2e(row.tallies.f!)).toFixed(2)}x**`).join(' | ')} |`);
+			lines.push(
+				`| ${r.label} | T / F | ${r.rows.map((row) => `**${(e2e(row.tallies.t!) / e2e(row.tallies.f!)).toFixed(2)}x**`).join(' | ')} |`,
+			);
 			if (targets.includes('w')) {
-				lines.push(`| ${r.label} | F / W | ${r.rows.map((row) => `${(e2e(row.tallies.f!) / e2e(row.tallies.w!)).toFixed(2)}x`).join(' | ')} |`);
-				lines.push(`| ${r.label} | T / W | ${r.rows.map((row) => `${(e2e(row.tallies.t!) / e2e(row.tallies.w!)).toFixed(2)}x`).join(' | ')} |`);
+				lines.push(
+					`| ${r.label} | F / W | ${r.rows.map((row) => `${(e2e(row.tallies.f!) / e2e(row.tallies.w!)).toFixed(2)}x`).join(' | ')} |`,
+				);
+				lines.push(
+					`| ${r.label} | T / W | ${r.rows.map((row) => `${(e2e(row.tallies.t!) / e2e(row.tallies.w!)).toFixed(2)}x`).join(' | ')} |`,
+				);
 			}
 		}
 		lines.push('');
 		const goalRatios = results.flatMap((r) =>
-			r.rows.filter((row) => GOAL.levels.includes(row.level)).map((row) => ({ setting: r.label, level: row.level, ratio: e2e(row.tallies.t!) / e2e(row.tallies.f!) })),
+			r.rows
+				.filter((row) => GOAL.levels.includes(row.level))
+				.map((row) => ({
+					setting: r.label,
+					level: row.level,
+					ratio: e2e(row.tallies.t!) / e2e(row.tallies.f!),
+				})),
 		);
-		const complete = settingNames.includes('default') && settingNames.includes('lazy') && GOAL.levels.every((l) => levels.includes(l));
+		const complete =
+			settingNames.includes('default') &&
+			settingNames.includes('lazy') &&
+			GOAL.levels.every((l) => levels.includes(l));
 		const met = goalRatios.every((g) => g.ratio >= GOAL.ratio);
 		lines.push(
 			`Goal: T at least ${GOAL.ratio}x F end to end at concurrency ${GOAL.levels.join(' and ')}, under the defaults and with lazy acquire. ` +
 				`Measured ${goalRatios.map((g) => `${g.ratio.toFixed(2)}x (${g.setting}, ${g.level})`).join(', ')}: ` +
-				(complete ? `**${met ? 'met' : 'missed'}**.` : `${met ? 'met where measured' : '**missed**'} (not every setting and level of the goal was measured).`),
+				(complete
+					? `**${met ? 'met' : 'missed'}**.`
+					: `${met ? 'met where measured' : '**missed**'} (not every setting and level of the goal was measured).`),
 		);
 		lines.push('');
 	}
 	if (isolateDeliveries > 0) {
-		lines.push(`## Expression isolates per delivery (\`${ISOLATES}\` from /metrics; ${isolateDeliveries} deliveries per target at concurrency 1, nothing else running)`);
+		lines.push(
+			`## Expression isolates per delivery (\`${ISOLATES}\` from /metrics; ${isolateDeliveries} deliveries per target at concurrency 1, nothing else running)`,
+		);
 		lines.push('');
 		lines.push(`| setting | ${targets.map((v) => LABEL[v]).join(' | ')} |`);
 		lines.push(`|---|${targets.map(() => '---:').join('|')}|`);
 		for (const r of results) {
-			lines.push(`| ${r.label} | ${targets.map((v) => (r.isolates[v] ? `${(r.isolates[v]!.acquired / r.isolates[v]!.deliveries).toFixed(2)} (${r.isolates[v]!.acquired})` : 'n/a')).join(' | ')} |`);
+			lines.push(
+				`| ${r.label} | ${targets.map((v) => (r.isolates[v] ? `${(r.isolates[v]!.acquired / r.isolates[v]!.deliveries).toFixed(2)} (${r.isolates[v]!.acquired})` : 'n/a')).join(' | ')} |`,
+			);
 		}
 		lines.push('');
 		lines.push(
 			`For T the counter is read ${SETTLE_TAIL_MS / 1000} s after its last execution ended, so it includes the trigger's own sync requests for those ` +
-				'deliveries (each a webhook request of n8n\'s, which takes an isolate under the defaults). Under the defaults one isolate of each delivery is its execution\'s.',
+				"deliveries (each a webhook request of n8n's, which takes an isolate under the defaults). Under the defaults one isolate of each delivery is its execution's.",
 		);
 		lines.push('');
 	}
 	if (guarantees && targets.includes('t')) {
 		lines.push('## Guarantees (after each setting)');
 		lines.push('');
-		lines.push('| setting | target | accepted (2xx, warm-up and checks included) | executions | not success | distinct event ids |');
+		lines.push(
+			'| setting | target | accepted (2xx, warm-up and checks included) | executions | not success | distinct event ids |',
+		);
 		lines.push('|---|---|---:|---:|---:|---:|');
 		for (const r of results) {
 			for (const v of targets) {
 				const c = r.guarantees.executions[v]!;
-				lines.push(`| ${r.label} | ${LABEL[v]} | ${fmt(c.accepted)} | ${fmt(c.executions)} | ${c.notSuccess} | ${c.distinct === undefined ? 'n/a' : fmt(c.distinct)} |`);
+				lines.push(
+					`| ${r.label} | ${LABEL[v]} | ${fmt(c.accepted)} | ${fmt(c.executions)} | ${c.notSuccess} | ${c.distinct === undefined ? 'n/a' : fmt(c.distinct)} |`,
+				);
 			}
 		}
 		lines.push('');
-		lines.push('| setting | tampered delivery | refusal on the next item | T events sent again after the restart | answered 200 | other answers | T executions before / after |');
+		lines.push(
+			'| setting | tampered delivery | refusal on the next item | T events sent again after the restart | answered 200 | other answers | T executions before / after |',
+		);
 		lines.push('|---|---:|---|---:|---:|---|---|');
 		for (const r of results) {
 			const g = r.guarantees;
 			if (!g.restart || !g.refusal) continue;
-			const other = Object.entries(g.restart.otherAnswers).map(([k, n]) => `${k}: ${n}`).join(', ') || '0';
+			const other =
+				Object.entries(g.restart.otherAnswers)
+					.map(([k, n]) => `${k}: ${n}`)
+					.join(', ') || '0';
 			lines.push(
 				`| ${r.label} | ${g.refusal.status} | ${g.refusal.carried ? 'yes (refusedDeliveries)' : '**no**'} | ${fmt(g.restart.redelivered)} | ${fmt(g.restart.duplicates)} | ${other} | ${fmt(g.restart.executionsBefore)} / ${fmt(g.restart.executionsAfter)} |`,
 			);
 		}
 		lines.push('');
-		lines.push('The restart came 1 s after a last burst of 10 T deliveries; every event T accepted in the setting was then sent again with a fresh signature.');
+		lines.push(
+			'The restart came 1 s after a last burst of 10 T deliveries; every event T accepted in the setting was then sent again with a fresh signature.',
+		);
 		lines.push('');
 	}
 	writeResults(out, lines);

@@ -53,7 +53,11 @@ export const SETTINGS: Record<string, { label: string; env: Record<string, strin
 
 export async function bootBench(opts: Partial<StartN8nOptions> = {}): Promise<Bench> {
 	const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true });
-	const n8n = await startN8n({ packageRoot: benchPackageRoot(), ...opts, env: { ...BENCH_ENV, ...(opts.env ?? {}) } });
+	const n8n = await startN8n({
+		packageRoot: benchPackageRoot(),
+		...opts,
+		env: { ...BENCH_ENV, ...(opts.env ?? {}) },
+	});
 	await n8n.setupOwner();
 	await n8n.login();
 	const credentialId = await n8n.createCredential({
@@ -69,7 +73,13 @@ export async function bootBench(opts: Partial<StartN8nOptions> = {}): Promise<Be
  * Our trigger (order.created) followed by a No Operation node. The trigger has one version, 2; its
  * options are left at their defaults (Catch Up Missed Orders on) unless `options` are given.
  */
-export function triggerWorkflow(id: string, webhookId: string, credentialId: string, withNoOp = true, options?: Record<string, unknown>) {
+export function triggerWorkflow(
+	id: string,
+	webhookId: string,
+	credentialId: string,
+	withNoOp = true,
+	options?: Record<string, unknown>,
+) {
 	const nodes: unknown[] = [
 		{
 			id: `${id}-trigger`,
@@ -82,12 +92,22 @@ export function triggerWorkflow(id: string, webhookId: string, credentialId: str
 			parameters: { eventTypes: ['order.created'], ...(options ? { options } : {}) },
 		},
 	];
-	if (withNoOp) nodes.push({ id: `${id}-noop`, name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [260, 0], parameters: {} });
+	if (withNoOp)
+		nodes.push({
+			id: `${id}-noop`,
+			name: 'Done',
+			type: 'n8n-nodes-base.noOp',
+			typeVersion: 1,
+			position: [260, 0],
+			parameters: {},
+		});
 	return {
 		id,
 		name: `bench: marketplace trigger ${id}`,
 		nodes,
-		connections: withNoOp ? { 'Order Created': { main: [[{ node: 'Done', type: 'main', index: 0 }]] } } : {},
+		connections: withNoOp
+			? { 'Order Created': { main: [[{ node: 'Done', type: 'main', index: 0 }]] } }
+			: {},
 		settings: { executionOrder: 'v1' },
 	};
 }
@@ -105,12 +125,22 @@ export function webhookNodeWorkflow(id: string, path: string, withNoOp = true) {
 			parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
 		},
 	];
-	if (withNoOp) nodes.push({ id: `${id}-noop`, name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [260, 0], parameters: {} });
+	if (withNoOp)
+		nodes.push({
+			id: `${id}-noop`,
+			name: 'Done',
+			type: 'n8n-nodes-base.noOp',
+			typeVersion: 1,
+			position: [260, 0],
+			parameters: {},
+		});
 	return {
 		id,
 		name: `bench: webhook node ${id}`,
 		nodes,
-		connections: withNoOp ? { Webhook: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } } : {},
+		connections: withNoOp
+			? { Webhook: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } }
+			: {},
 		settings: { executionOrder: 'v1' },
 	};
 }
@@ -141,7 +171,12 @@ export function signature(secret: string, id: string, timestamp: number, body: s
 }
 
 export function orderCreatedEvent(id = `evt_${randomUUID()}`, orderId = 1001) {
-	return { id, type: 'order.created', createdAt: new Date().toISOString(), data: { brandId: 1, orderId } };
+	return {
+		id,
+		type: 'order.created',
+		createdAt: new Date().toISOString(),
+		data: { brandId: 1, orderId },
+	};
 }
 
 /** A signed delivery of `event`, timestamped `nowSeconds + offsetSeconds`. */
@@ -174,7 +209,11 @@ export function keepAliveAgent(maxSockets: number): Agent {
 }
 
 /** One POST over the agent; resolves with the status (0 on a network error) and the latency. */
-export function post(agent: Agent, url: string, delivery: { body: string; headers: Record<string, string> }): Promise<PostResult> {
+export function post(
+	agent: Agent,
+	url: string,
+	delivery: { body: string; headers: Record<string, string> },
+): Promise<PostResult> {
 	const started = performance.now();
 	const u = new URL(url);
 	return new Promise((resolvePost) => {
@@ -189,16 +228,24 @@ export function post(agent: Agent, url: string, delivery: { body: string; header
 			},
 			(res) => {
 				res.resume();
-				res.on('end', () => resolvePost({ status: res.statusCode ?? 0, ms: performance.now() - started }));
+				res.on('end', () =>
+					resolvePost({ status: res.statusCode ?? 0, ms: performance.now() - started }),
+				);
 			},
 		);
-		req.on('error', (e) => resolvePost({ status: 0, ms: performance.now() - started, error: e.message }));
+		req.on('error', (e) =>
+			resolvePost({ status: 0, ms: performance.now() - started, error: e.message }),
+		);
 		req.end(delivery.body);
 	});
 }
 
 /** Runs `tasks` with at most `concurrency` at a time, in order of start. */
-export async function pool<T>(concurrency: number, count: number, task: (i: number) => Promise<T>): Promise<T[]> {
+export async function pool<T>(
+	concurrency: number,
+	count: number,
+	task: (i: number) => Promise<T>,
+): Promise<T[]> {
 	const results = new Array<T>(count);
 	let next = 0;
 	const worker = async () => {
@@ -220,14 +267,26 @@ export function percentile(sorted: number[], p: number): number {
 // ---- executions ----
 
 /** Number of executions of a workflow n8n has stored (internal REST, which answers a count). */
-export async function executionCount(n8n: N8nHandle, workflowId: string, status?: string[]): Promise<number> {
+export async function executionCount(
+	n8n: N8nHandle,
+	workflowId: string,
+	status?: string[],
+): Promise<number> {
 	const filter = JSON.stringify(status ? { workflowId, status } : { workflowId });
-	const r = await n8n.rest<{ count: number; estimated?: boolean }>('GET', `/executions?filter=${encodeURIComponent(filter)}&limit=1`);
+	const r = await n8n.rest<{ count: number; estimated?: boolean }>(
+		'GET',
+		`/executions?filter=${encodeURIComponent(filter)}&limit=1`,
+	);
 	return r.count;
 }
 
 /** Polls until the workflow has `expected` finished executions and none running; returns the wait. */
-export async function waitForExecutions(n8n: N8nHandle, workflowId: string, expected: number, timeoutMs = 600_000): Promise<number> {
+export async function waitForExecutions(
+	n8n: N8nHandle,
+	workflowId: string,
+	expected: number,
+	timeoutMs = 600_000,
+): Promise<number> {
 	const started = Date.now();
 	let last = -1;
 	let lastChange = Date.now();
@@ -239,19 +298,27 @@ export async function waitForExecutions(n8n: N8nHandle, workflowId: string, expe
 			lastChange = Date.now();
 		}
 		// no progress for 30 s: give up (a lost execution would otherwise wait the whole timeout)
-		if (Date.now() - lastChange > 30_000 || Date.now() - started > timeoutMs) return Date.now() - started;
+		if (Date.now() - lastChange > 30_000 || Date.now() - started > timeoutMs)
+			return Date.now() - started;
 		await sleep(50);
 	}
 }
 
 /** Every execution of a workflow through the public API (paged, 250 at a time), optionally with data. */
-export async function allExecutions(api: PublicApi, workflowId: string, includeData = false): Promise<Json[]> {
+export async function allExecutions(
+	api: PublicApi,
+	workflowId: string,
+	includeData = false,
+): Promise<Json[]> {
 	const all: Json[] = [];
 	let cursor: string | undefined;
 	do {
 		const q = new URLSearchParams({ workflowId, limit: '250', includeData: String(includeData) });
 		if (cursor) q.set('cursor', cursor);
-		const page = await api.request<{ data: Json[]; nextCursor?: string | null }>('GET', `/executions?${q.toString()}`);
+		const page = await api.request<{ data: Json[]; nextCursor?: string | null }>(
+			'GET',
+			`/executions?${q.toString()}`,
+		);
 		all.push(...page.data);
 		cursor = page.nextCursor ?? undefined;
 	} while (cursor);
@@ -260,7 +327,8 @@ export async function allExecutions(api: PublicApi, workflowId: string, includeD
 
 /** The event id our trigger emitted in an execution (output of the node "Order Created"). */
 export function eventIdOf(execution: Json): string | undefined {
-	return execution?.data?.resultData?.runData?.['Order Created']?.[0]?.data?.main?.[0]?.[0]?.json?.id;
+	return execution?.data?.resultData?.runData?.['Order Created']?.[0]?.data?.main?.[0]?.[0]?.json
+		?.id;
 }
 
 // ---- reporting ----
@@ -268,9 +336,18 @@ export function eventIdOf(execution: Json): string | undefined {
 export function codeVersion(): string {
 	try {
 		const root = benchPackageRoot();
-		const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim();
-		const dirty = execFileSync('git', ['status', '--porcelain', '--', 'nodes', 'credentials'], { cwd: root }).toString().trim();
-		const where = root === repoRoot ? '' : ` (a separate checkout built on its own, BENCH_PACKAGE_ROOT=${root})`;
+		const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root })
+			.toString()
+			.trim();
+		const dirty = execFileSync('git', ['status', '--porcelain', '--', 'nodes', 'credentials'], {
+			cwd: root,
+		})
+			.toString()
+			.trim();
+		const where =
+			root === repoRoot
+				? ''
+				: ` (a separate checkout built on its own, BENCH_PACKAGE_ROOT=${root})`;
 		return `commit ${head}${where}${dirty ? ' with uncommitted changes under nodes/ or credentials/' : ' (no uncommitted changes under nodes/ or credentials/)'}`;
 	} catch {
 		return 'unknown commit';
@@ -284,7 +361,15 @@ function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
 	} catch {
 		return [];
 	}
-	return entries.flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name), keep) : keep(e.name) ? [join(dir, e.name)] : [])).sort();
+	return entries
+		.flatMap((e) =>
+			e.isDirectory()
+				? filesUnder(join(dir, e.name), keep)
+				: keep(e.name)
+					? [join(dir, e.name)]
+					: [],
+		)
+		.sort();
 }
 
 /**
@@ -292,10 +377,23 @@ function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
  * files, and which source files under nodes/ or credentials/ changed after that build (so are not
  * in what was measured). codeVersion() describes the work tree; this describes dist/.
  */
-export function distVersion(): { builtAt: string; hash: string; newerSources: string[]; text: string } {
+export function distVersion(): {
+	builtAt: string;
+	hash: string;
+	newerSources: string[];
+	text: string;
+} {
 	const root = benchPackageRoot();
-	const built = ['nodes', 'credentials'].flatMap((d) => filesUnder(join(root, 'dist', d), (n) => n.endsWith('.js')));
-	if (built.length === 0) return { builtAt: 'never', hash: 'none', newerSources: [], text: `${relative(repoRoot, join(root, 'dist')) || 'dist'}/ holds no built nodes` };
+	const built = ['nodes', 'credentials'].flatMap((d) =>
+		filesUnder(join(root, 'dist', d), (n) => n.endsWith('.js')),
+	);
+	if (built.length === 0)
+		return {
+			builtAt: 'never',
+			hash: 'none',
+			newerSources: [],
+			text: `${relative(repoRoot, join(root, 'dist')) || 'dist'}/ holds no built nodes`,
+		};
 	const hash = createHash('sha256');
 	let builtMs = 0;
 	for (const f of built) {
@@ -310,7 +408,9 @@ export function distVersion(): { builtAt: string; hash: string; newerSources: st
 	const builtAt = new Date(builtMs).toISOString();
 	const text =
 		`${root === repoRoot ? 'dist/' : `${join(root, 'dist')}/`} built ${builtAt} (sha256 of its .js files ${short}); ` +
-		(newerSources.length ? `source files changed after that build, so not in what was measured: ${newerSources.join(', ')}` : 'no source file under nodes/ or credentials/ changed after that build');
+		(newerSources.length
+			? `source files changed after that build, so not in what was measured: ${newerSources.join(', ')}`
+			: 'no source file under nodes/ or credentials/ changed after that build');
 	return { builtAt, hash: short, newerSources, text };
 }
 
@@ -332,17 +432,25 @@ export function machineFacts(): string {
  * `maxLoad`, so a run does not start on top of someone else's heavy job. Returns the load averages
  * it started under, how long it waited and whether the limit was reached (false: it gave up waiting).
  */
-export async function waitForQuietMachine(maxLoad = 1.5, maxWaitMs = 600_000, pollMs = 30_000): Promise<{ load: string; waitedMs: number; quiet: boolean }> {
+export async function waitForQuietMachine(
+	maxLoad = 1.5,
+	maxWaitMs = 600_000,
+	pollMs = 30_000,
+): Promise<{ load: string; waitedMs: number; quiet: boolean }> {
 	const started = Date.now();
 	while (loadavg()[0] > maxLoad && Date.now() - started < maxWaitMs) {
-		console.log(`[bench] 1-minute load ${loadavg()[0].toFixed(2)} > ${maxLoad}: waiting ${pollMs / 1000} s`);
+		console.log(
+			`[bench] 1-minute load ${loadavg()[0].toFixed(2)} > ${maxLoad}: waiting ${pollMs / 1000} s`,
+		);
 		await sleep(pollMs);
 	}
 	return { load: loadAverage(), waitedMs: Date.now() - started, quiet: loadavg()[0] <= maxLoad };
 }
 
 export const fmt = (n: number, digits = 0) =>
-	Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a';
+	Number.isFinite(n)
+		? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+		: 'n/a';
 
 export function shuffle<T>(items: T[], seed: number): T[] {
 	// mulberry32: a reproducible order for a given seed
@@ -425,8 +533,23 @@ export function floorWorkflow(id: string, webhookId: string) {
 		id,
 		name: `bench: floor trigger ${id}`,
 		nodes: [
-			{ id: `${id}-trigger`, name: 'Floor', type: FLOOR_TYPE, typeVersion: 2, position: [0, 0], webhookId, parameters: {} },
-			{ id: `${id}-noop`, name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [260, 0], parameters: {} },
+			{
+				id: `${id}-trigger`,
+				name: 'Floor',
+				type: FLOOR_TYPE,
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId,
+				parameters: {},
+			},
+			{
+				id: `${id}-noop`,
+				name: 'Done',
+				type: 'n8n-nodes-base.noOp',
+				typeVersion: 1,
+				position: [260, 0],
+				parameters: {},
+			},
 		],
 		connections: { Floor: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } },
 		settings: { executionOrder: 'v1' },
@@ -467,7 +590,14 @@ export interface Tally {
 	/** waiting, after each slice, until n8n had finished the slice's executions */
 	drainMs: number;
 }
-export const newTally = (): Tally => ({ sent: 0, ok: 0, other: {}, latencies: [], sendMs: 0, drainMs: 0 });
+export const newTally = (): Tally => ({
+	sent: 0,
+	ok: 0,
+	other: {},
+	latencies: [],
+	sendMs: 0,
+	drainMs: 0,
+});
 /** accepted / (send time + drain) */
 export const endToEndRate = (t: Tally) => t.ok / ((t.sendMs + t.drainMs) / 1000);
 /** accepted / send time */
@@ -481,7 +611,9 @@ export function addToTally(tally: Tally, results: PostResult[], sendMs: number):
 		tally.sent++;
 		tally.latencies.push(r.ms);
 		if (r.status >= 200 && r.status < 300) ok++;
-		else tally.other[String(r.status || r.error)] = (tally.other[String(r.status || r.error)] ?? 0) + 1;
+		else
+			tally.other[String(r.status || r.error)] =
+				(tally.other[String(r.status || r.error)] ?? 0) + 1;
 	}
 	tally.ok += ok;
 	return ok;
@@ -490,7 +622,10 @@ export function addToTally(tally: Tally, results: PostResult[], sendMs: number):
 /** The cells deliveries | 2xx | other | end to end | responses | p50 | p99 of a tally. */
 export function tallyCells(t: Tally): string {
 	const sorted = [...t.latencies].sort((a, b) => a - b);
-	const other = Object.entries(t.other).map(([k, n]) => `${k}: ${n}`).join(', ') || '0';
+	const other =
+		Object.entries(t.other)
+			.map(([k, n]) => `${k}: ${n}`)
+			.join(', ') || '0';
 	return `${fmt(t.sent)} | ${fmt(t.ok)} | ${other} | ${fmt(endToEndRate(t), 1)} | ${fmt(responseRate(t), 1)} | ${fmt(percentile(sorted, 50), 1)} | ${fmt(percentile(sorted, 99), 1)}`;
 }
 
@@ -508,11 +643,22 @@ export interface BootReport {
 
 /** The table of a results file that says, per n8n boot, its environment, the load and the times. */
 export function bootTable(reports: BootReport[]): string[] {
-	const lines = ['| setting | n8n environment | load before | load after measuring | boot + setup | measured |', '|---|---|---|---|---:|---:|'];
+	const lines = [
+		'| setting | n8n environment | load before | load after measuring | boot + setup | measured |',
+		'|---|---|---|---|---:|---:|',
+	];
 	for (const r of reports) {
-		const env = Object.entries(r.env).map(([k, v]) => `\`${k}=${v}\``).join(', ') || '(defaults)';
-		const waited = r.waitedMs >= 1000 ? ` (waited ${(r.waitedMs / 1000).toFixed(0)} s${r.quiet ? '' : ', still above the limit'})` : '';
-		lines.push(`| ${r.label} | ${env} | ${r.loadBefore}${waited} | ${r.loadAfter} | ${(r.bootMs / 1000).toFixed(1)} s | ${(r.runMs / 1000).toFixed(0)} s |`);
+		const env =
+			Object.entries(r.env)
+				.map(([k, v]) => `\`${k}=${v}\``)
+				.join(', ') || '(defaults)';
+		const waited =
+			r.waitedMs >= 1000
+				? ` (waited ${(r.waitedMs / 1000).toFixed(0)} s${r.quiet ? '' : ', still above the limit'})`
+				: '';
+		lines.push(
+			`| ${r.label} | ${env} | ${r.loadBefore}${waited} | ${r.loadAfter} | ${(r.bootMs / 1000).toFixed(1)} s | ${(r.runMs / 1000).toFixed(0)} s |`,
+		);
 	}
 	return lines;
 }
@@ -521,7 +667,13 @@ export function bootTable(reports: BootReport[]): string[] {
  * The lines under a results file's title: the command that made it (`command` with its arguments),
  * when, the machine, the code measured, what n8n loaded at each boot, the load at start and end.
  */
-export function provenanceLines(command: string, startedMs: number, boots: Array<{ label: string; dist: ReturnType<typeof distVersion> }>, loadAtStart: string, loadAtEnd: string): string[] {
+export function provenanceLines(
+	command: string,
+	startedMs: number,
+	boots: Array<{ label: string; dist: ReturnType<typeof distVersion> }>,
+	loadAtStart: string,
+	loadAtEnd: string,
+): string[] {
 	const root = process.env.BENCH_PACKAGE_ROOT;
 	const hashes = new Set(boots.map((b) => b.dist.hash));
 	return [

@@ -36,10 +36,12 @@ import { spendQuota } from '../sandbox/testkit';
 
 // Required with its extension: plain `require` resolution would pick Marketplace.node.json (the
 // codex file beside it) before the .ts source that ts-node compiles.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { Marketplace } = require('../../nodes/Marketplace/Marketplace.node.ts') as typeof import('../../nodes/Marketplace/Marketplace.node');
+const { Marketplace } =
+	// eslint-disable-next-line @typescript-eslint/no-require-imports
+	require('../../nodes/Marketplace/Marketplace.node.ts') as typeof import('../../nodes/Marketplace/Marketplace.node');
 
-const COMMAND = '.ci/with-node24 node -r ts-node/register/transpile-only test/bench/requests.bench.ts';
+const COMMAND =
+	'.ci/with-node24 node -r ts-node/register/transpile-only test/bench/requests.bench.ts';
 const RESULTS = path.join(__dirname, 'results', 'requests.md');
 const PRODUCTS_PATH = '/v1/products';
 const PACKED_PATH = '/v1/fulfillment/orders/packed';
@@ -74,7 +76,10 @@ async function productsInScope(sandbox: SandboxHandle, total: number): Promise<v
 	if (now !== total) throw new Error(`expected ${total} products in scope, have ${now}`);
 }
 
-async function withSandbox<T>(options: SandboxOptions, fn: (sandbox: SandboxHandle) => Promise<T>): Promise<T> {
+async function withSandbox<T>(
+	options: SandboxOptions,
+	fn: (sandbox: SandboxHandle) => Promise<T>,
+): Promise<T> {
 	const sandbox = await startSandbox({ port: 0, ...options });
 	try {
 		return await fn(sandbox);
@@ -92,7 +97,11 @@ const check = (ok: boolean) => (ok ? 'yes' : '**NO**');
 function median(values: number[]): number {
 	const sorted = [...values].sort((a, b) => a - b);
 	const mid = sorted.length >> 1;
-	return sorted.length === 0 ? NaN : sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+	return sorted.length === 0
+		? NaN
+		: sorted.length % 2
+			? sorted[mid]
+			: (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 const returnAll: INodeParameters = { resource: 'product', operation: 'getAll', returnAll: true };
@@ -103,7 +112,10 @@ async function scenarioReturnAll(n: number): Promise<string[]> {
 	return await withSandbox({}, async (sandbox) => {
 		await productsInScope(sandbox, n);
 		await sandbox.control.clearRequests();
-		const r = await runMarketplace({ baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey }, returnAll);
+		const r = await runMarketplace(
+			{ baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey },
+			returnAll,
+		);
 		if (r.error) throw new Error(`return all failed: ${r.error.message}`);
 		const log = await sandbox.control.requests();
 		const requests = on(log, PRODUCTS_PATH).length;
@@ -112,7 +124,7 @@ async function scenarioReturnAll(n: number): Promise<string[]> {
 		return [
 			'## 1. Product > Get Many, Return All',
 			'',
-			'Sandbox quota 120 per 60 s (the service\'s). Requests counted from the sandbox log (path /v1/products).',
+			"Sandbox quota 120 per 60 s (the service's). Requests counted from the sandbox log (path /v1/products).",
 			'',
 			'| products in scope | requests | expected ceil(N/100) | met | output items | distinct ids | 429s | wall time (s) |',
 			'|---:|---:|---:|:-:|---:|---:|---:|---:|',
@@ -129,12 +141,21 @@ async function scenarioMarkPacked(orders: number, batchSizes: number[]): Promise
 	for (const batchSize of batchSizes) {
 		rows.push(
 			await withSandbox({}, async (sandbox) => {
-				const { firstId, lastId } = await sandbox.control.generateOrders({ count: orders, brandId: 1, status: 'Created' });
+				const { firstId, lastId } = await sandbox.control.generateOrders({
+					count: orders,
+					brandId: 1,
+					status: 'Created',
+				});
 				const ids = Array.from({ length: lastId - firstId + 1 }, (_, i) => firstId + i);
 				await sandbox.control.clearRequests();
 				const r = await runMarketplace(
 					{ baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey },
-					{ resource: 'fulfillment', operation: 'markPacked', orderIds: '={{ $json.orderId }}', options: { batchSize } },
+					{
+						resource: 'fulfillment',
+						operation: 'markPacked',
+						orderIds: '={{ $json.orderId }}',
+						options: { batchSize },
+					},
 					ids.map((orderId) => ({ json: { orderId } })),
 				);
 				if (r.error) throw new Error(`mark packed failed: ${r.error.message}`);
@@ -144,9 +165,14 @@ async function scenarioMarkPacked(orders: number, batchSizes: number[]): Promise
 				const expected = Math.ceil(orders / batchSize);
 				const failed = r.items.filter((i) => i.json.success !== true).length;
 				const stored = (await sandbox.control.state('orders')) as IDataObject[];
-				const packed = stored.filter((o) => (o.id as number) >= firstId && (o.id as number) <= lastId && o.status === 'Packed').length;
-				const biggest = Math.max(...sent.map((s) => (JSON.parse(s.body) as { orderIds: number[] }).orderIds.length));
-				const ok = requests === expected && r.items.length === orders && failed === 0 && packed === orders;
+				const packed = stored.filter(
+					(o) => (o.id as number) >= firstId && (o.id as number) <= lastId && o.status === 'Packed',
+				).length;
+				const biggest = Math.max(
+					...sent.map((s) => (JSON.parse(s.body) as { orderIds: number[] }).orderIds.length),
+				);
+				const ok =
+					requests === expected && r.items.length === orders && failed === 0 && packed === orders;
 				return `| ${batchSize} | ${int(orders)} | ${requests} | ${expected} | ${check(ok)} | ${biggest} | ${int(r.items.length)} | ${failed} | ${int(packed)} | ${count429(log)} | ${seconds(r.ms)} |`;
 			}),
 		);
@@ -154,7 +180,7 @@ async function scenarioMarkPacked(orders: number, batchSizes: number[]): Promise
 	return [
 		'## 2. Fulfillment > Mark Packed, one Created order id per input item',
 		'',
-		'Fresh sandbox per batch size, quota 120 per 60 s (the service\'s): 143 requests (batch 7) exceed one window, so that run waits for the',
+		"Fresh sandbox per batch size, quota 120 per 60 s (the service's): 143 requests (batch 7) exceed one window, so that run waits for the",
 		'next window (the Pacer), which is its wall time. "orders packed" is read back from the sandbox state.',
 		'',
 		'| batch size | input items | requests | expected ceil(1000/batch) | met | largest batch sent | output items | failed items | orders packed | 429s | wall time (s) |',
@@ -170,7 +196,10 @@ async function scenarioQuota(n: number, quota: number, windowSeconds: number): P
 	return await withSandbox({ quota, windowSeconds }, async (sandbox) => {
 		await productsInScope(sandbox, n);
 		await sandbox.control.clearRequests();
-		const r = await runMarketplace({ baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey }, returnAll);
+		const r = await runMarketplace(
+			{ baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey },
+			returnAll,
+		);
 		const endMs = Date.now();
 		if (r.error) throw new Error(`return all failed: ${r.error.message}`);
 		const log = on(await sandbox.control.requests(), PRODUCTS_PATH);
@@ -178,7 +207,11 @@ async function scenarioQuota(n: number, quota: number, windowSeconds: number): P
 		const rejected = count429(log);
 		const at = log.map((e) => Date.parse(e.at));
 		const firstMs = at[0];
-		const { windows, lastWindowRequests, perRequestMs, simpleFloorMs, floorMs } = quotaFloor(at, quota, windowSeconds);
+		const { windows, lastWindowRequests, perRequestMs, simpleFloorMs, floorMs } = quotaFloor(
+			at,
+			quota,
+			windowSeconds,
+		);
 		const measuredMs = endMs - firstMs;
 		// When did each window's first request arrive, relative to the first request (the sandbox
 		// opens a window at the first request after the previous one ended)?
@@ -223,7 +256,13 @@ function quotaFloor(at: number[], quota: number, windowSeconds: number) {
 	for (let i = 1; i < at.length; i++) if (i % quota !== 0) gaps.push(at[i] - at[i - 1]);
 	const perRequestMs = median(gaps);
 	const simpleFloorMs = (windows - 1) * windowSeconds * 1000;
-	return { windows, lastWindowRequests, perRequestMs, simpleFloorMs, floorMs: simpleFloorMs + lastWindowRequests * perRequestMs };
+	return {
+		windows,
+		lastWindowRequests,
+		perRequestMs,
+		simpleFloorMs,
+		floorMs: simpleFloorMs + lastWindowRequests * perRequestMs,
+	};
 }
 
 // ---------------------------------------------------------------- scenario 5
@@ -232,14 +271,25 @@ function quotaFloor(at: number[], quota: number, windowSeconds: number) {
  * `runs` executions of Return All at once on one credential (so one pacer), after another client
  * has spent `spent` of the first window's `quota` requests with the same key.
  */
-async function scenarioShared(n: number, runs: number, quota: number, windowSeconds: number, spent: number): Promise<string[]> {
+async function scenarioShared(
+	n: number,
+	runs: number,
+	quota: number,
+	windowSeconds: number,
+	spent: number,
+): Promise<string[]> {
 	return await withSandbox({ quota, windowSeconds }, async (sandbox) => {
 		await productsInScope(sandbox, n);
 		await sandbox.control.clearRequests();
 		const other = await spendQuota(sandbox, spent);
-		if (other.some((status) => status !== 200)) throw new Error(`the other client's requests were refused: ${other.join(',')}`);
+		if (other.some((status) => status !== 200))
+			throw new Error(`the other client's requests were refused: ${other.join(',')}`);
 		const results = await Promise.all(
-			Array.from({ length: runs }, async () => await runMarketplace({ baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey }, returnAll)),
+			Array.from(
+				{ length: runs },
+				async () =>
+					await runMarketplace({ baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey }, returnAll),
+			),
 		);
 		const endMs = Date.now();
 		const failed = results.find((r) => r.error);
@@ -247,7 +297,11 @@ async function scenarioShared(n: number, runs: number, quota: number, windowSeco
 		const log = await sandbox.control.requests();
 		const ours = on(log, PRODUCTS_PATH);
 		const at = log.map((e) => Date.parse(e.at)).sort((a, b) => a - b);
-		const { windows, lastWindowRequests, perRequestMs, simpleFloorMs, floorMs } = quotaFloor(at, quota, windowSeconds);
+		const { windows, lastWindowRequests, perRequestMs, simpleFloorMs, floorMs } = quotaFloor(
+			at,
+			quota,
+			windowSeconds,
+		);
 		const measuredMs = endMs - at[0];
 		const rejected = count429(log);
 		const ratio = measuredMs / floorMs;
@@ -257,7 +311,7 @@ async function scenarioShared(n: number, runs: number, quota: number, windowSeco
 			'',
 			`Another client first sends ${spent} requests (GET /v1/brands) with the same key; then ${runs} executions of the node run`,
 			'at once in this process, sharing the credential and so its pacer. R counts every request the sandbox saw, the other',
-			'client\'s included; F, F0, L and m as in scenario 3, measured from the other client\'s first request to the end of the',
+			"client's included; F, F0, L and m as in scenario 3, measured from the other client's first request to the end of the",
 			'last execution. Target: zero 429 and measured ≤ 1.1 × F.',
 			'',
 			'| R requests (ours + other) | output items per run | 429s | windows | L | m (ms) | F0 (s) | F (s) | measured (s) | measured / F | ≤ 1.1 F, zero 429 |',
@@ -286,8 +340,19 @@ function runMemoryChild(baseUrl: string, apiKey: string): Promise<MemoryReport> 
 	return new Promise((resolve, reject) => {
 		const child = spawn(
 			process.execPath,
-			['--expose-gc', '-r', 'ts-node/register/transpile-only', __filename, '--memory-child', baseUrl, apiKey],
-			{ stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true' } },
+			[
+				'--expose-gc',
+				'-r',
+				'ts-node/register/transpile-only',
+				__filename,
+				'--memory-child',
+				baseUrl,
+				apiKey,
+			],
+			{
+				stdio: ['ignore', 'pipe', 'inherit'],
+				env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true' },
+			},
 		);
 		let out = '';
 		child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -405,13 +470,15 @@ async function main(): Promise<void> {
 			return '?';
 		}
 	};
-	const dirty = git('status', '--porcelain', '--', 'nodes', 'credentials').split('\n').filter((l) => l.trim() !== '');
+	const dirty = git('status', '--porcelain', '--', 'nodes', 'credentials')
+		.split('\n')
+		.filter((l) => l.trim() !== '');
 	const header = [
 		'# Request efficiency and memory of the Marketplace action node',
 		'',
 		`Generated by \`${COMMAND}\` on ${started.toISOString()} (Node ${process.version}, ${process.platform}/${process.arch}).`,
-		'The real node in n8n-core\'s WorkflowExecute (test/engine/harness) against a fresh sandbox per scenario (test/sandbox)',
-		'over loopback HTTP; request counts and 429s come from the sandbox\'s request log. One run on a noisy 2-core machine:',
+		"The real node in n8n-core's WorkflowExecute (test/engine/harness) against a fresh sandbox per scenario (test/sandbox)",
+		"over loopback HTTP; request counts and 429s come from the sandbox's request log. One run on a noisy 2-core machine:",
 		'compare figures within this file only.',
 		`Code measured: commit ${git('rev-parse', '--short', 'HEAD')}${dirty.length ? ` plus uncommitted changes in the work tree: ${dirty.map((l) => `\`${l.trim().replace(/^\S+\s+/, '')}\``).join(', ')}` : ' (no uncommitted changes under nodes/ or credentials/)'}.`,
 		'',

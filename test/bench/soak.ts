@@ -58,7 +58,15 @@ interface Planned {
 /** Changes one character of `text` at `at` to another of the same class (keeps JSON or base64 shape). */
 function flipChar(text: string, at: number): string {
 	const c = text[at];
-	const swapped = /[0-9]/.test(c) ? String((Number(c) + 1) % 10) : c === 'A' ? 'B' : /[A-Za-z]/.test(c) ? 'A' : c === '+' ? '/' : '+';
+	const swapped = /[0-9]/.test(c)
+		? String((Number(c) + 1) % 10)
+		: c === 'A'
+			? 'B'
+			: /[A-Za-z]/.test(c)
+				? 'A'
+				: c === '+'
+					? '/'
+					: '+';
 	return text.slice(0, at) + swapped + text.slice(at + 1);
 }
 
@@ -104,11 +112,24 @@ async function main() {
 	if (!secret) throw new Error('the sandbox holds no secret for the endpoint');
 	const bootMs = Date.now() - started;
 
-	const valid: Planned[] = Array.from({ length: nValid }, (_, i) => ({ kind: 'valid', event: orderCreatedEvent(`evt_valid_${i}_${randomUUID()}`, 1001 + (i % 96)) }));
+	const valid: Planned[] = Array.from({ length: nValid }, (_, i) => ({
+		kind: 'valid',
+		event: orderCreatedEvent(`evt_valid_${i}_${randomUUID()}`, 1001 + (i % 96)),
+	}));
 	const plans: Planned[] = [...valid];
-	for (let i = 0; i < nDuplicate; i++) plans.push({ kind: 'duplicate', event: valid[(i * 7919) % nValid].event });
-	for (let i = 0; i < nTampered; i++) plans.push({ kind: i % 2 === 0 ? 'tampered-body' : 'tampered-signature', event: orderCreatedEvent(`evt_tampered_${i}_${randomUUID()}`, 1001 + (i % 96)) });
-	for (let i = 0; i < nStale; i++) plans.push({ kind: 'stale', event: orderCreatedEvent(`evt_stale_${i}_${randomUUID()}`, 1001 + (i % 96)), staleBySeconds: 301 + ((i * 37) % 600) });
+	for (let i = 0; i < nDuplicate; i++)
+		plans.push({ kind: 'duplicate', event: valid[(i * 7919) % nValid].event });
+	for (let i = 0; i < nTampered; i++)
+		plans.push({
+			kind: i % 2 === 0 ? 'tampered-body' : 'tampered-signature',
+			event: orderCreatedEvent(`evt_tampered_${i}_${randomUUID()}`, 1001 + (i % 96)),
+		});
+	for (let i = 0; i < nStale; i++)
+		plans.push({
+			kind: 'stale',
+			event: orderCreatedEvent(`evt_stale_${i}_${randomUUID()}`, 1001 + (i % 96)),
+			staleBySeconds: 301 + ((i * 37) % 600),
+		});
 	const order = shuffle(plans, seed);
 
 	const agent = keepAliveAgent(concurrency);
@@ -116,7 +137,10 @@ async function main() {
 	let done = 0;
 	const results = await pool(concurrency, order.length, async (i) => {
 		const r = await post(agent, url, build(order[i], secret));
-		if (++done % 500 === 0) console.log(`[soak] ${done}/${order.length} sent, ${((performance.now() - sendStarted) / 1000).toFixed(0)} s`);
+		if (++done % 500 === 0)
+			console.log(
+				`[soak] ${done}/${order.length} sent, ${((performance.now() - sendStarted) / 1000).toFixed(0)} s`,
+			);
 		return r;
 	});
 	const sendMs = performance.now() - sendStarted;
@@ -124,7 +148,10 @@ async function main() {
 
 	// Status per kind. A duplicate and its first copy are told apart only by execution counts.
 	const kinds: Kind[] = ['valid', 'duplicate', 'tampered-body', 'tampered-signature', 'stale'];
-	const byKind = new Map<Kind, { sent: number; statuses: Record<string, number>; latencies: number[] }>();
+	const byKind = new Map<
+		Kind,
+		{ sent: number; statuses: Record<string, number>; latencies: number[] }
+	>();
 	for (const k of kinds) byKind.set(k, { sent: 0, statuses: {}, latencies: [] });
 	const acceptedValidIds = new Set<string>();
 	results.forEach((r, i) => {
@@ -133,7 +160,12 @@ async function main() {
 		t.latencies.push(r.ms);
 		const key = String(r.status || r.error);
 		t.statuses[key] = (t.statuses[key] ?? 0) + 1;
-		if ((order[i].kind === 'valid' || order[i].kind === 'duplicate') && r.status >= 200 && r.status < 300) acceptedValidIds.add(order[i].event.id);
+		if (
+			(order[i].kind === 'valid' || order[i].kind === 'duplicate') &&
+			r.status >= 200 &&
+			r.status < 300
+		)
+			acceptedValidIds.add(order[i].event.id);
 	});
 
 	const drainMs = await waitForExecutions(n8n, wf.id, acceptedValidIds.size);
@@ -144,32 +176,55 @@ async function main() {
 	const perId = new Map<string, number>();
 	for (const id of ids) if (id) perId.set(id, (perId.get(id) ?? 0) + 1);
 	const validIds = new Set(valid.map((p) => p.event.id));
-	const forgedIds = new Set(plans.filter((p) => p.kind !== 'valid' && p.kind !== 'duplicate').map((p) => p.event.id));
+	const forgedIds = new Set(
+		plans.filter((p) => p.kind !== 'valid' && p.kind !== 'duplicate').map((p) => p.event.id),
+	);
 	const forgedExecuted = [...perId.keys()].filter((id) => forgedIds.has(id)).length;
 	const duplicateExecutions = [...perId.values()].reduce((s, n) => s + (n > 1 ? n - 1 : 0), 0);
 	const lost = [...validIds].filter((id) => !perId.has(id)).length;
-	const unknownIds = [...perId.keys()].filter((id) => !validIds.has(id) && !forgedIds.has(id)).length;
+	const unknownIds = [...perId.keys()].filter(
+		(id) => !validIds.has(id) && !forgedIds.has(id),
+	).length;
 	const noId = ids.filter((id) => !id).length;
 	const notSuccess = executions.filter((e) => e.status !== 'success').length;
 	const forgedAccepted = ['tampered-body', 'tampered-signature', 'stale'].reduce((s, k) => {
 		const st = byKind.get(k as Kind)!.statuses;
-		return s + Object.entries(st).filter(([code]) => code !== '401').reduce((a, [, n]) => a + n, 0);
+		return (
+			s +
+			Object.entries(st)
+				.filter(([code]) => code !== '401')
+				.reduce((a, [, n]) => a + n, 0)
+		);
 	}, 0);
 	const validNot2xx = [...validIds].filter((id) => !acceptedValidIds.has(id)).length;
 
 	const lines: string[] = [];
 	lines.push('# Webhook soak through a real n8n 2.41.1');
 	lines.push('');
-	lines.push(`Generated by \`${COMMAND} --count ${count} --concurrency ${concurrency} --seed ${seed}\` (after \`.ci/with-node24 npm run build\`) on ${new Date().toISOString()} (Node ${process.version}, ${process.platform}/${process.arch}).`);
+	lines.push(
+		`Generated by \`${COMMAND} --count ${count} --concurrency ${concurrency} --seed ${seed}\` (after \`.ci/with-node24 npm run build\`) on ${new Date().toISOString()} (Node ${process.version}, ${process.platform}/${process.arch}).`,
+	);
 	lines.push(`Code measured: ${codeVersion()}.`);
 	lines.push('');
-	lines.push(`One n8n server with the package, one active workflow (Marketplace Trigger on order.created -> No Operation), its endpoint registered`);
-	lines.push(`at the sandbox on activation; deliveries signed with that endpoint's secret (read from the sandbox's control API) at send time,`);
-	lines.push(`posted to the production URL in a seeded random order (seed ${seed}) by ${concurrency} keep-alive workers. Duplicates re-send the`);
-	lines.push('webhook-id and body of a valid delivery (signed anew, as a service retry is) and may race their first copy. Tampered and stale');
-	lines.push('deliveries carry ids of their own, so any execution with such an id is a forgery accepted.');
+	lines.push(
+		`One n8n server with the package, one active workflow (Marketplace Trigger on order.created -> No Operation), its endpoint registered`,
+	);
+	lines.push(
+		`at the sandbox on activation; deliveries signed with that endpoint's secret (read from the sandbox's control API) at send time,`,
+	);
+	lines.push(
+		`posted to the production URL in a seeded random order (seed ${seed}) by ${concurrency} keep-alive workers. Duplicates re-send the`,
+	);
+	lines.push(
+		'webhook-id and body of a valid delivery (signed anew, as a service retry is) and may race their first copy. Tampered and stale',
+	);
+	lines.push(
+		'deliveries carry ids of their own, so any execution with such an id is a forgery accepted.',
+	);
 	lines.push('');
-	lines.push(`Durations: n8n boot + setup + activation ${(bootMs / 1000).toFixed(1)} s; sending ${(sendMs / 1000).toFixed(1)} s (${fmt(count / (sendMs / 1000), 1)} deliveries/s); executions finished ${(drainMs / 1000).toFixed(1)} s after the last response; whole run ${((Date.now() - started) / 1000).toFixed(0)} s.`);
+	lines.push(
+		`Durations: n8n boot + setup + activation ${(bootMs / 1000).toFixed(1)} s; sending ${(sendMs / 1000).toFixed(1)} s (${fmt(count / (sendMs / 1000), 1)} deliveries/s); executions finished ${(drainMs / 1000).toFixed(1)} s after the last response; whole run ${((Date.now() - started) / 1000).toFixed(0)} s.`,
+	);
 	lines.push('');
 	lines.push('## Responses');
 	lines.push('');
@@ -185,15 +240,22 @@ async function main() {
 	for (const k of kinds) {
 		const t = byKind.get(k)!;
 		const sorted = [...t.latencies].sort((a, b) => a - b);
-		const st = Object.entries(t.statuses).map(([code, n]) => `${code}: ${fmt(n)}`).join(', ');
-		lines.push(`| ${k} | ${fmt(t.sent)} | ${st} | ${expectedOf[k]} | ${fmt(percentile(sorted, 50), 1)} | ${fmt(percentile(sorted, 99), 1)} |`);
+		const st = Object.entries(t.statuses)
+			.map(([code, n]) => `${code}: ${fmt(n)}`)
+			.join(', ');
+		lines.push(
+			`| ${k} | ${fmt(t.sent)} | ${st} | ${expectedOf[k]} | ${fmt(percentile(sorted, 50), 1)} | ${fmt(percentile(sorted, 99), 1)} |`,
+		);
 	}
 	lines.push('');
 	lines.push('## Executions (public API, with data)');
 	lines.push('');
 	lines.push('| measure | value | target | met |');
 	lines.push('|---|---:|---:|:-:|');
-	const row = (label: string, value: number, target: number) => lines.push(`| ${label} | ${fmt(value)} | ${fmt(target)} | ${value === target ? 'yes' : '**no**'} |`);
+	const row = (label: string, value: number, target: number) =>
+		lines.push(
+			`| ${label} | ${fmt(value)} | ${fmt(target)} | ${value === target ? 'yes' : '**no**'} |`,
+		);
 	row('valid distinct event ids sent', validIds.size, nValid);
 	row('executions stored', executions.length, nValid);
 	row('executions not successful', notSuccess, 0);

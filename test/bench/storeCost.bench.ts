@@ -16,7 +16,8 @@ for (const n of [100, 1_000, 10_000]) {
 	const now = Date.now();
 	const store = new DedupStore();
 	// ids spread over 10 minutes of expiry, as steady traffic leaves them
-	for (let i = 0; i < n; i++) store.remember(dedupKey(`evt_${n}_${i}`), now + 15 * 60_000 + (i % 600) * 1000);
+	for (let i = 0; i < n; i++)
+		store.remember(dedupKey(`evt_${n}_${i}`), now + 15 * 60_000 + (i % 600) * 1000);
 	const data: Record<string, unknown> = {};
 	saveSeen(data, 'url', store);
 	const json = JSON.stringify(data);
@@ -30,5 +31,7 @@ for (const n of [100, 1_000, 10_000]) {
 		stored.save();
 	}
 	const ms = Number(process.hrtime.bigint() - started) / 1e6 / ROUNDS;
-	console.log(`${String(n).padStart(6)} ids: ${ms.toFixed(3)} ms per delivery (static data ${json.length} B)`);
+	console.log(
+		`${String(n).padStart(6)} ids: ${ms.toFixed(3)} ms per delivery (static data ${json.length} B)`,
+	);
 }

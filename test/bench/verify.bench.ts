@@ -58,7 +58,8 @@ function calibrate(impl: Impl, ms: number): number {
 	let count = 1;
 	for (;;) {
 		const elapsed = runBatch(impl, count);
-		if (elapsed >= BigInt(ms) * 1_000_000n) return Math.max(1, Math.round((count * ms * 1e6) / Number(elapsed)));
+		if (elapsed >= BigInt(ms) * 1_000_000n)
+			return Math.max(1, Math.round((count * ms * 1e6) / Number(elapsed)));
 		count *= 2;
 	}
 }
@@ -102,7 +103,13 @@ function benchSize(label: string, size: number): string {
 	const impls: Impl[] = [
 		{
 			name: 'ours',
-			run: () => verifyWebhook({ headers, rawBody: body, secrets: [key], nowSeconds: Math.floor(Date.now() / 1000) }).ok,
+			run: () =>
+				verifyWebhook({
+					headers,
+					rawBody: body,
+					secrets: [key],
+					nowSeconds: Math.floor(Date.now() / 1000),
+				}).ok,
 		},
 		{
 			name: 'standardwebhooks',
@@ -160,7 +167,9 @@ function benchSize(label: string, size: number): string {
 
 function main(): void {
 	console.log(
-		`Node ${process.version}, ${process.platform}/${process.arch}; ${ROUNDS} rounds x ${ROUND_MS} ms per implementation in ${SLICE_MS} ms interleaved slices, median ops/s; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`,
+		`Node ${process.version}, ${process.platform}/${process.arch}; ${ROUNDS} rounds x ${ROUND_MS} ms per implementation in ${SLICE_MS} ms interleaved slices, median ops/s; load average ${loadavg()
+			.map((l) => l.toFixed(2))
+			.join(' ')}\n`,
 	);
 	console.log(
 		'| body | ours (ops/s) | standardwebhooks (ops/s) | bare HMAC, Buffer key (ops/s) | bare HMAC, KeyObject (ops/s) ' +

@@ -44,7 +44,7 @@ export const NOISE: Noise[] = [
 	{
 		text: /^Failed to load resource: net::ERR_[A-Z_]+$/,
 		url: /^https:\/\/registry\.npmjs\.org\/n8n-nodes-marketplace-management$/,
-		why: 'the node creator\'s details of a community node ask the public npm registry from the browser, which this closed network does not reach',
+		why: "the node creator's details of a community node ask the public npm registry from the browser, which this closed network does not reach",
 	},
 ];
 
@@ -79,7 +79,9 @@ export async function openBrowser(): Promise<BrowserSession> {
 	let problems: Problem[] = [];
 	const noise: Array<Problem & { why: string }> = [];
 	const record = (p: Problem) => {
-		const known = NOISE.find((n) => n.text.test(p.text) && p.url !== undefined && n.url.test(p.url));
+		const known = NOISE.find(
+			(n) => n.text.test(p.text) && p.url !== undefined && n.url.test(p.url),
+		);
 		if (known) noise.push({ ...p, why: known.why });
 		else problems.push(p);
 	};
@@ -87,13 +89,16 @@ export async function openBrowser(): Promise<BrowserSession> {
 	page.on('console', (m) => {
 		if (m.type() === 'error') record({ kind: 'console', text: m.text(), url: m.location().url });
 		// A warning is n8n's concern unless it names the package or one of its types.
-		else if (m.type() === 'warning' && /marketplace/i.test(m.text())) record({ kind: 'console', text: `warning: ${m.text()}`, url: m.location().url });
+		else if (m.type() === 'warning' && /marketplace/i.test(m.text()))
+			record({ kind: 'console', text: `warning: ${m.text()}`, url: m.location().url });
 	});
 	page.on('response', (r) => {
-		if (r.status() >= 400 && /\/icons\//.test(r.url())) record({ kind: 'icon', text: `HTTP ${r.status()}`, url: r.url() });
+		if (r.status() >= 400 && /\/icons\//.test(r.url()))
+			record({ kind: 'icon', text: `HTTP ${r.status()}`, url: r.url() });
 	});
 	page.on('requestfailed', (r) => {
-		if (/\/icons\//.test(r.url())) record({ kind: 'icon', text: r.failure()?.errorText ?? 'failed', url: r.url() });
+		if (/\/icons\//.test(r.url()))
+			record({ kind: 'icon', text: r.failure()?.errorText ?? 'failed', url: r.url() });
 	});
 	// Leaving a workflow with unsaved changes asks "leave the page?": yes.
 	page.on('dialog', (d) => void d.accept());

@@ -24,10 +24,15 @@ import { visibleProperties, type Property } from './parameters';
 const repoRoot = resolve(__dirname, '..', '..');
 const shotsDir = join(repoRoot, 'tmp', 'browser');
 const examplesDir = join(repoRoot, 'test', 'e2e', 'workflows');
-const PKG = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { name: string }).name;
+const PKG = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { name: string })
+	.name;
 /** n8n names a community package's types `<package>.<node name>`. */
 const typeOf = (nodeName: string) => `${PKG}.${nodeName}`;
-const TYPES = { action: typeOf('marketplace'), trigger: typeOf('marketplaceTrigger'), polling: typeOf('marketplacePollingTrigger') };
+const TYPES = {
+	action: typeOf('marketplace'),
+	trigger: typeOf('marketplaceTrigger'),
+	polling: typeOf('marketplacePollingTrigger'),
+};
 const { id: credentialId, name: credentialName } = DEMO_CREDENTIAL;
 const CRED_REF = { marketplaceApi: { id: credentialId, name: credentialName } };
 /** The suite's own workflow: the polling trigger feeding a Marketplace node as the node creator adds it. */
@@ -35,8 +40,24 @@ const OPERATIONS_WORKFLOW = {
 	id: 'brwOperations001',
 	name: 'browser: every operation',
 	nodes: [
-		{ id: 'brw-poll', name: 'Orders Polled', type: TYPES.polling, typeVersion: 1, position: [0, 0], parameters: {}, credentials: CRED_REF },
-		{ id: 'brw-action', name: 'Marketplace', type: TYPES.action, typeVersion: 1, position: [260, 0], parameters: {}, credentials: CRED_REF },
+		{
+			id: 'brw-poll',
+			name: 'Orders Polled',
+			type: TYPES.polling,
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: {},
+			credentials: CRED_REF,
+		},
+		{
+			id: 'brw-action',
+			name: 'Marketplace',
+			type: TYPES.action,
+			typeVersion: 1,
+			position: [260, 0],
+			parameters: {},
+			credentials: CRED_REF,
+		},
 	],
 	connections: { 'Orders Polled': { main: [[{ node: 'Marketplace', type: 'main', index: 0 }]] } },
 	settings: { executionOrder: 'v1' },
@@ -49,7 +70,14 @@ const PREVIEW_WORKFLOW = {
 	id: 'brwSchemaPreview1',
 	name: 'browser: output schema preview',
 	nodes: [
-		{ id: 'brw-prev-start', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+		{
+			id: 'brw-prev-start',
+			name: 'Start',
+			type: 'n8n-nodes-base.manualTrigger',
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: {},
+		},
 		{
 			id: 'brw-prev-orders',
 			name: 'Get Created Orders',
@@ -74,7 +102,14 @@ const PREVIEW_WORKFLOW = {
 			type: 'n8n-nodes-base.set',
 			typeVersion: 3.4,
 			position: [520, 200],
-			parameters: { mode: 'manual', assignments: { assignments: [{ id: 'brw-prev-a', name: 'orderId', type: 'number', value: '={{ $json.id }}' }] } },
+			parameters: {
+				mode: 'manual',
+				assignments: {
+					assignments: [
+						{ id: 'brw-prev-a', name: 'orderId', type: 'number', value: '={{ $json.id }}' },
+					],
+				},
+			},
 		},
 	],
 	connections: {
@@ -122,7 +157,14 @@ const SAMPLE_WORKFLOW = {
 };
 /** The fields the order schema lists, as committed (what n8n serves). */
 const ORDER_FIELDS = Object.keys(
-	(JSON.parse(readFileSync(join(repoRoot, 'nodes', 'Marketplace', '__schema__', 'v1.0.0', 'order', 'getAll.json'), 'utf8')) as { properties: object }).properties,
+	(
+		JSON.parse(
+			readFileSync(
+				join(repoRoot, 'nodes', 'Marketplace', '__schema__', 'v1.0.0', 'order', 'getAll.json'),
+				'utf8',
+			),
+		) as { properties: object }
+	).properties,
 );
 /**
  * n8n 2.41.1 adds "Custom API Call" (this value) to the Resource and Operation options of the latest
@@ -131,8 +173,13 @@ const ORDER_FIELDS = Object.keys(
  * operation, the panel no longer shows the node's Request Options: the walk takes the node's own options.
  */
 const CUSTOM_API_CALL = '__CUSTOM_API_CALL__';
-const ownOptions = <T extends { value: unknown }>(options: T[]) => options.filter((o) => o.value !== CUSTOM_API_CALL);
-const ORDER_ARRIVES = { file: 'order-arrives.json', trigger: 'Order Created', webhookId: '3d7c1a52-8e4b-4f0a-9c61-5a2e7b9d0a11' };
+const ownOptions = <T extends { value: unknown }>(options: T[]) =>
+	options.filter((o) => o.value !== CUSTOM_API_CALL);
+const ORDER_ARRIVES = {
+	file: 'order-arrives.json',
+	trigger: 'Order Created',
+	webhookId: '3d7c1a52-8e4b-4f0a-9c61-5a2e7b9d0a11',
+};
 const BAD_KEY = 'mk_unknown_browser_key_0001';
 
 const timings = new Timings();
@@ -147,12 +194,22 @@ const examples = readdirSync(examplesDir).filter((f) => f.endsWith('.json'));
 const readExample = (file: string) =>
 	JSON.parse(readFileSync(join(examplesDir, file), 'utf8')) as {
 		id: string;
-		nodes: Array<{ name: string; type: string; typeVersion: number; parameters: Record<string, unknown> }>;
+		nodes: Array<{
+			name: string;
+			type: string;
+			typeVersion: number;
+			parameters: Record<string, unknown>;
+		}>;
 	};
 
 // Transitions finished at once, so a panel sliding in is shot where it stops.
-const shot = async (target: Page | Locator, name: string) => await target.screenshot({ path: join(shotsDir, `${name}.png`), animations: 'disabled' });
-const slug = (s: string) => s.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase();
+const shot = async (target: Page | Locator, name: string) =>
+	await target.screenshot({ path: join(shotsDir, `${name}.png`), animations: 'disabled' });
+const slug = (s: string) =>
+	s
+		.replace(/[^A-Za-z0-9]+/g, '-')
+		.replace(/^-|-$/g, '')
+		.toLowerCase();
 
 /** Fails the test on any problem the page recorded since the last call (noise excluded). */
 function expectNoProblems() {
@@ -164,7 +221,8 @@ async function openWorkflow(id: string) {
 	await page.getByTestId('canvas-node').first().waitFor();
 }
 
-const canvasNode = (name: string) => page.locator(`[data-test-id="canvas-node"][data-node-name="${name}"]`);
+const canvasNode = (name: string) =>
+	page.locator(`[data-test-id="canvas-node"][data-node-name="${name}"]`);
 
 async function openNode(name: string): Promise<Locator> {
 	await canvasNode(name).dblclick();
@@ -197,7 +255,12 @@ async function choose(ndv: Locator, name: string, option: string): Promise<strin
 		.filter({ has: page.locator('.option-headline').getByText(option, { exact: true }) })
 		.click();
 	const combobox = ndv.getByTestId(`parameter-input-${name}`).getByRole('combobox');
-	await waitFor(`${name} = ${option}`, async () => ((await combobox.inputValue()) === option ? true : undefined), 5_000, 50);
+	await waitFor(
+		`${name} = ${option}`,
+		async () => ((await combobox.inputValue()) === option ? true : undefined),
+		5_000,
+		50,
+	);
 	return offered;
 }
 
@@ -212,7 +275,12 @@ async function panelLines(ndv: Locator): Promise<string[]> {
  * (or a notice's text) and, for inputs, n8n's input element for it.
  */
 async function expectPanelRenders(ndv: Locator, properties: Property[]) {
-	await expect(settled(() => missingParameters(ndv, properties), (missing) => missing.length === 0)).resolves.toEqual([]);
+	await expect(
+		settled(
+			() => missingParameters(ndv, properties),
+			(missing) => missing.length === 0,
+		),
+	).resolves.toEqual([]);
 }
 
 async function missingParameters(ndv: Locator, properties: Property[]): Promise<string[]> {
@@ -222,24 +290,36 @@ async function missingParameters(ndv: Locator, properties: Property[]): Promise<
 	for (const p of properties) {
 		if (p.type === 'hidden') continue;
 		if (p.type === 'notice') {
-			if (!(await panel.getByText(p.displayName.slice(0, 60)).first().isVisible())) missing.push(`notice ${p.name}`);
+			if (!(await panel.getByText(p.displayName.slice(0, 60)).first().isVisible()))
+				missing.push(`notice ${p.name}`);
 			continue;
 		}
 		if (!lines.includes(p.displayName)) missing.push(`label "${p.displayName}" (${p.name})`);
 		const input =
-			p.type === 'resourceLocator' ? `resource-locator-${p.name}` : ['collection', 'fixedCollection'].includes(p.type) ? undefined : `parameter-input-${p.name}`;
-		if (input && !(await panel.getByTestId(input).first().isVisible())) missing.push(`input ${input}`);
+			p.type === 'resourceLocator'
+				? `resource-locator-${p.name}`
+				: ['collection', 'fixedCollection'].includes(p.type)
+					? undefined
+					: `parameter-input-${p.name}`;
+		if (input && !(await panel.getByTestId(input).first().isVisible()))
+			missing.push(`input ${input}`);
 	}
 	return missing;
 }
 
 /** The items an output panel's JSON view shows (it indents with non-breaking spaces). */
 async function jsonView(panel: Locator): Promise<unknown> {
-	return JSON.parse((await panel.getByTestId('ndv-data-container').innerText()).replace(/\u00a0/g, ' '));
+	return JSON.parse(
+		(await panel.getByTestId('ndv-data-container').innerText()).replace(/\u00a0/g, ' '),
+	);
 }
 
 /** Reads `read` until `done` holds or `timeoutMs` passes (the editor renders a tick after a change); the last reading. */
-async function settled<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+async function settled<T>(
+	read: () => Promise<T>,
+	done: (value: T) => boolean,
+	timeoutMs = 5_000,
+): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const value = await read();
@@ -250,8 +330,12 @@ async function settled<T>(read: () => Promise<T>, done: (value: T) => boolean, t
 
 /** Every <img> in `scope` loaded with a width (a broken or missing icon has naturalWidth 0), at least `atLeast` of them ours. */
 async function expectIconsLoaded(scope: Locator, atLeast: number) {
-	const ours = (images: ImageState[]) => images.filter((i) => i.src.includes(`/icons/${PKG}/`)).length;
-	const images = await settled(() => loadedImages(scope), (all) => ours(all) >= atLeast);
+	const ours = (images: ImageState[]) =>
+		images.filter((i) => i.src.includes(`/icons/${PKG}/`)).length;
+	const images = await settled(
+		() => loadedImages(scope),
+		(all) => ours(all) >= atLeast,
+	);
 	expect(ours(images)).toBeGreaterThanOrEqual(atLeast);
 	expect(images.filter((i) => !i.complete || i.naturalWidth === 0)).toEqual([]);
 }
@@ -259,27 +343,36 @@ async function expectIconsLoaded(scope: Locator, atLeast: number) {
 beforeAll(async () => {
 	rmSync(shotsDir, { recursive: true, force: true });
 	mkdirSync(shotsDir, { recursive: true });
-	sandbox = await timings.time('sandbox start', () => startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true }));
+	sandbox = await timings.time('sandbox start', () =>
+		startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true }),
+	);
 	n8n = await timings.time('n8n boot', () => startN8n({ packageRoot: repoRoot }));
-	await timings.time('owner, credential, workflows (REST; the credential with the CLI, which keeps its id)', async () => {
-		await n8n.setupOwner();
-		await n8n.login();
-		await n8n.importCredential({ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } });
-		for (const file of examples) await n8n.createWorkflow(readExample(file));
-		await n8n.createWorkflow(OPERATIONS_WORKFLOW);
-		await n8n.createWorkflow(PREVIEW_WORKFLOW);
-		await n8n.createWorkflow(SAMPLE_WORKFLOW);
-		const types = await n8n.rest<any[]>('POST', '/node-types', {
-			nodeInfos: [
-				{ name: TYPES.action, version: 1 },
-				{ name: TYPES.trigger, version: 2 },
-				{ name: TYPES.polling, version: 1 },
-			],
-		});
-		// n8n 2.41.1 answers a community node's name without the package prefix.
-		for (const t of types) described.set(t.name.startsWith(`${PKG}.`) ? t.name : typeOf(t.name), t);
-		expect([...described.keys()].sort()).toEqual(Object.values(TYPES).sort());
-	});
+	await timings.time(
+		'owner, credential, workflows (REST; the credential with the CLI, which keeps its id)',
+		async () => {
+			await n8n.setupOwner();
+			await n8n.login();
+			await n8n.importCredential({
+				...DEMO_CREDENTIAL,
+				data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey },
+			});
+			for (const file of examples) await n8n.createWorkflow(readExample(file));
+			await n8n.createWorkflow(OPERATIONS_WORKFLOW);
+			await n8n.createWorkflow(PREVIEW_WORKFLOW);
+			await n8n.createWorkflow(SAMPLE_WORKFLOW);
+			const types = await n8n.rest<any[]>('POST', '/node-types', {
+				nodeInfos: [
+					{ name: TYPES.action, version: 1 },
+					{ name: TYPES.trigger, version: 2 },
+					{ name: TYPES.polling, version: 1 },
+				],
+			});
+			// n8n 2.41.1 answers a community node's name without the package prefix.
+			for (const t of types)
+				described.set(t.name.startsWith(`${PKG}.`) ? t.name : typeOf(t.name), t);
+			expect([...described.keys()].sort()).toEqual(Object.values(TYPES).sort());
+		},
+	);
 	browser = await timings.time('Chromium start', () => openBrowser());
 	page = browser.page;
 	page.setDefaultTimeout(15_000);
@@ -287,7 +380,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
 	if (n8n) writeFileSync(join(repoRoot, 'tmp', 'browser-n8n.log'), n8n.logs());
-	if (browser) writeFileSync(join(shotsDir, 'filtered-console.json'), JSON.stringify(browser.filtered(), null, 2));
+	if (browser)
+		writeFileSync(
+			join(shotsDir, 'filtered-console.json'),
+			JSON.stringify(browser.filtered(), null, 2),
+		);
 	await browser?.close();
 	await n8n?.stop();
 	await sandbox?.close();
@@ -295,7 +392,7 @@ afterAll(async () => {
 	console.log(`[browser] timings:\n${timings.report()}`);
 });
 
-describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
+describe("the package in n8n 2.41.1's editor (headless Chromium)", () => {
 	test('the sign-in form logs the owner in', async () => {
 		await timings.time('sign in', async () => {
 			await page.goto(`${n8n.baseUrl}/signin`);
@@ -307,49 +404,82 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		expectNoProblems();
 	});
 
-	test.each(examples)('example %s: every node on the canvas, our icons load, each of our nodes\' panel renders', async (file) => {
-		const workflow = readExample(file);
-		const ours = workflow.nodes.filter((n) => n.type.startsWith(`${PKG}.`));
-		await timings.time(`example ${file}`, async () => {
-			await openWorkflow(workflow.id);
-			// The editor marks a sticky note `sticky`, every other node `canvas-node`; each example has one note.
-			const notes = workflow.nodes.filter((n) => n.type === 'n8n-nodes-base.stickyNote').length;
-			expect(notes).toBe(1);
-			const nodes = page.getByTestId('canvas-node');
-			const others = workflow.nodes.length - notes;
-			await expect(settled(() => nodes.count(), (n) => n === others)).resolves.toBe(others);
-			await expect(settled(() => page.getByTestId('sticky').count(), (n) => n === notes)).resolves.toBe(notes);
-			await expectIconsLoaded(page.getByTestId('canvas-wrapper'), ours.length);
-			await shot(page, `example-${slug(file)}`);
-			for (const node of ours) {
-				const ndv = await openNode(node.name);
-				await ndv.getByTestId('node-parameters').getByTestId('parameter-item').first().waitFor();
-				// The AI tool variant (marketplaceTool) is n8n's own derivation; the others have their description here.
-				const description = described.get(node.type);
-				if (description) await expectPanelRenders(ndv, visibleProperties(description.properties, node.parameters, node.typeVersion));
-				await expectIconsLoaded(ndv.getByTestId('node-title-container').or(ndv.locator('header')).first(), 0);
-				await shot(ndv, `example-${slug(file)}-${slug(node.name)}`);
-				await closeNode();
-			}
-		});
-		expectNoProblems();
-	});
+	test.each(examples)(
+		"example %s: every node on the canvas, our icons load, each of our nodes' panel renders",
+		async (file) => {
+			const workflow = readExample(file);
+			const ours = workflow.nodes.filter((n) => n.type.startsWith(`${PKG}.`));
+			await timings.time(`example ${file}`, async () => {
+				await openWorkflow(workflow.id);
+				// The editor marks a sticky note `sticky`, every other node `canvas-node`; each example has one note.
+				const notes = workflow.nodes.filter((n) => n.type === 'n8n-nodes-base.stickyNote').length;
+				expect(notes).toBe(1);
+				const nodes = page.getByTestId('canvas-node');
+				const others = workflow.nodes.length - notes;
+				await expect(
+					settled(
+						() => nodes.count(),
+						(n) => n === others,
+					),
+				).resolves.toBe(others);
+				await expect(
+					settled(
+						() => page.getByTestId('sticky').count(),
+						(n) => n === notes,
+					),
+				).resolves.toBe(notes);
+				await expectIconsLoaded(page.getByTestId('canvas-wrapper'), ours.length);
+				await shot(page, `example-${slug(file)}`);
+				for (const node of ours) {
+					const ndv = await openNode(node.name);
+					await ndv.getByTestId('node-parameters').getByTestId('parameter-item').first().waitFor();
+					// The AI tool variant (marketplaceTool) is n8n's own derivation; the others have their description here.
+					const description = described.get(node.type);
+					if (description)
+						await expectPanelRenders(
+							ndv,
+							visibleProperties(description.properties, node.parameters, node.typeVersion),
+						);
+					await expectIconsLoaded(
+						ndv.getByTestId('node-title-container').or(ndv.locator('header')).first(),
+						0,
+					);
+					await shot(ndv, `example-${slug(file)}-${slug(node.name)}`);
+					await closeNode();
+				}
+			});
+			expectNoProblems();
+		},
+	);
 
 	test('Marketplace node: the panel of every resource and operation renders, switched in the panel', async () => {
 		const { properties } = described.get(TYPES.action)!;
 		const resource = properties.find((p) => p.name === 'resource')!;
 		await openWorkflow(OPERATIONS_WORKFLOW.id);
 		const ndv = await openNode('Marketplace');
-		await expectIconsLoaded(ndv.getByTestId('node-title-container').or(ndv.locator('header')).first(), 0);
+		await expectIconsLoaded(
+			ndv.getByTestId('node-title-container').or(ndv.locator('header')).first(),
+			0,
+		);
 		let panels = 0;
 		await timings.time('19 operations switched and checked', async () => {
 			for (const r of ownOptions(resource.options!)) {
 				expect(await choose(ndv, 'resource', r.name)).toEqual(resource.options!.map((o) => o.name));
-				const operation = visibleProperties(properties, { resource: r.value }, 1).find((p) => p.name === 'operation')!;
+				const operation = visibleProperties(properties, { resource: r.value }, 1).find(
+					(p) => p.name === 'operation',
+				)!;
 				for (const op of ownOptions(operation.options!)) {
-					expect(await choose(ndv, 'operation', op.name)).toEqual(operation.options!.map((o) => o.name));
-					await expectPanelRenders(ndv, visibleProperties(properties, { resource: r.value, operation: op.value }, 1));
-					await shot(ndv.getByTestId('node-parameters'), `marketplace-${slug(String(r.value))}-${slug(String(op.value))}`);
+					expect(await choose(ndv, 'operation', op.name)).toEqual(
+						operation.options!.map((o) => o.name),
+					);
+					await expectPanelRenders(
+						ndv,
+						visibleProperties(properties, { resource: r.value, operation: op.value }, 1),
+					);
+					await shot(
+						ndv.getByTestId('node-parameters'),
+						`marketplace-${slug(String(r.value))}-${slug(String(op.value))}`,
+					);
 					panels++;
 				}
 			}
@@ -359,11 +489,12 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		expectNoProblems();
 	});
 
-	test('a node after a Marketplace node that has not run: its input panel previews the operation\'s fields from the schema file', async () => {
+	test("a node after a Marketplace node that has not run: its input panel previews the operation's fields from the schema file", async () => {
 		await openWorkflow(PREVIEW_WORKFLOW.id);
 		const schemaRequests: string[] = [];
 		const onResponse = (r: { url(): string; status(): number }) => {
-			if (r.url().includes('/schemas/')) schemaRequests.push(`${r.status()} ${new URL(r.url()).pathname}`);
+			if (r.url().includes('/schemas/'))
+				schemaRequests.push(`${r.status()} ${new URL(r.url()).pathname}`);
 		};
 		page.on('response', onResponse);
 		// Another Marketplace node and n8n's Edit Fields (one of its Core Nodes) both follow the unrun node.
@@ -377,9 +508,15 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 					.map((t) => t.trim().split(/\s+/)[0])
 					.filter((n) => !n.startsWith('$'))
 					.sort();
-			await expect(settled(names, (n) => n.length >= ORDER_FIELDS.length)).resolves.toEqual([...ORDER_FIELDS].sort());
-			await expect(input.getByText('Usually outputs the following fields').isVisible()).resolves.toBe(true);
-			await expect(input.getByTestId('run-data-schema-header').allInnerTexts()).resolves.toContainEqual(expect.stringContaining('Get Created Orders'));
+			await expect(settled(names, (n) => n.length >= ORDER_FIELDS.length)).resolves.toEqual(
+				[...ORDER_FIELDS].sort(),
+			);
+			await expect(
+				input.getByText('Usually outputs the following fields').isVisible(),
+			).resolves.toBe(true);
+			await expect(
+				input.getByTestId('run-data-schema-header').allInnerTexts(),
+			).resolves.toContainEqual(expect.stringContaining('Get Created Orders'));
 			if (follower === 'Mark Orders Packed') {
 				// For the README: the input panel and the parameters beside it, down to the field mapped.
 				const from = (await input.boundingBox())!;
@@ -408,11 +545,15 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		const webhooks = ndv.locator('.webhooks');
 		await webhooks.locator('.headline').click();
 		const url = webhooks.locator('.webhook-url');
-		expect((await url.innerText()).trim()).toBe(`${n8n.baseUrl}/webhook-test/${ORDER_ARRIVES.webhookId}/webhook`);
+		expect((await url.innerText()).trim()).toBe(
+			`${n8n.baseUrl}/webhook-test/${ORDER_ARRIVES.webhookId}/webhook`,
+		);
 		expect((await webhooks.locator('.http-method').innerText()).trim()).toBe('POST');
 		await shot(ndv, 'trigger-test-url');
 		await webhooks.getByText('Production URL', { exact: true }).click();
-		expect((await url.innerText()).trim()).toBe(`${n8n.baseUrl}/webhook/${ORDER_ARRIVES.webhookId}/webhook`);
+		expect((await url.innerText()).trim()).toBe(
+			`${n8n.baseUrl}/webhook/${ORDER_ARRIVES.webhookId}/webhook`,
+		);
 		await shot(ndv, 'trigger-production-url');
 		await shot(ndv.getByTestId('node-parameters'), 'trigger-parameters');
 		await closeNode();
@@ -432,10 +573,20 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		await output.getByTestId('radio-button-json').click();
 		const json = output.getByTestId('ndv-data-container');
 		await json.getByText('"sample"').first().waitFor();
-		const items = (await jsonView(output)) as Array<{ id: string; type: string; sample: boolean; sampleSource: string; data: { orderId: number } }>;
+		const items = (await jsonView(output)) as Array<{
+			id: string;
+			type: string;
+			sample: boolean;
+			sampleSource: string;
+			data: { orderId: number };
+		}>;
 		expect(items).toHaveLength(1);
 		const [sample] = items;
-		expect(sample).toMatchObject({ type: 'order.created', sample: true, sampleSource: 'newest-order' });
+		expect(sample).toMatchObject({
+			type: 'order.created',
+			sample: true,
+			sampleSource: 'newest-order',
+		});
 		// a real order of the account, and nobody placed one
 		const orders = await sandbox.control.state<{ id: number }>('orders');
 		expect(orders.map((o) => o.id)).toContain(sample.data.orderId);
@@ -447,16 +598,28 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 			path: join(shotsDir, 'trigger-sample.png'),
 			animations: 'disabled',
 			clip: { x: box.x, y: box.y, width: box.width, height: Math.min(box.height, 420) },
-			style: '[data-test-id="tooltip-content"], .el-notification { visibility: hidden !important; }',
+			style:
+				'[data-test-id="tooltip-content"], .el-notification { visibility: hidden !important; }',
 		});
 		await closeNode();
 		// the listening removed the test URL's endpoint at the service
-		await waitFor('the test endpoint removed', async () => ((await sandbox.control.endpoints()).some((e) => e.url.includes('/webhook-test/')) ? undefined : true), 15_000);
+		await waitFor(
+			'the test endpoint removed',
+			async () =>
+				(await sandbox.control.endpoints()).some((e) => e.url.includes('/webhook-test/'))
+					? undefined
+					: true,
+			15_000,
+		);
 
 		ndv = await openNode('Edit Fields');
 		const input = ndv.getByTestId('ndv-input-panel');
 		// as a builder maps it: the sample's orderId dragged from the input panel onto the fields to set
-		const field = input.getByTestId('run-data-schema-item').filter({ hasText: /^\s*orderId/ }).first().getByText('orderId', { exact: true });
+		const field = input
+			.getByTestId('run-data-schema-item')
+			.filter({ hasText: /^\s*orderId/ })
+			.first()
+			.getByText('orderId', { exact: true });
 		const from = (await field.boundingBox())!;
 		const to = (await ndv.getByTestId('drop-area').boundingBox())!;
 		await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
@@ -467,7 +630,12 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		const parameters = ndv.getByTestId('node-parameters');
 		await parameters.getByText('{{ $json.data.orderId }}').waitFor();
 		// the expression's value under it: the sample's order
-		await expect(settled(() => panelLines(ndv), (lines) => lines.includes(String(sample.data.orderId)))).resolves.toContain(String(sample.data.orderId));
+		await expect(
+			settled(
+				() => panelLines(ndv),
+				(lines) => lines.includes(String(sample.data.orderId)),
+			),
+		).resolves.toContain(String(sample.data.orderId));
 		await shot(ndv, 'trigger-sample-mapped');
 		await ndv.getByTestId('node-execute-button').first().click();
 		const mapped = ndv.getByTestId('output-panel');
@@ -492,7 +660,7 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		expectNoProblems();
 	});
 
-	test('credential dialog: n8n\'s credential test says OK for the demo key and shows the error for an unknown key', async () => {
+	test("credential dialog: n8n's credential test says OK for the demo key and shows the error for an unknown key", async () => {
 		await openWorkflow(OPERATIONS_WORKFLOW.id);
 		const ndv = await openNode('Marketplace');
 		// The demo key: opening the saved credential runs n8n's credential test.
@@ -504,7 +672,9 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		};
 		await dialog.waitFor();
 		await page.getByTestId('credentials-config-container-test-success').waitFor();
-		await expect(page.getByTestId('credentials-config-container-test-success').innerText()).resolves.toMatch(/^Connection tested successfully/);
+		await expect(
+			page.getByTestId('credentials-config-container-test-success').innerText(),
+		).resolves.toMatch(/^Connection tested successfully/);
 		await expectIconsLoaded(dialog, 1);
 		await shot(dialog, 'credential-ok');
 		await closeDialog();
@@ -519,7 +689,10 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		const failure = dialog.getByText('Couldn’t connect with these settings');
 		await failure.waitFor();
 		await dialog.getByText('More details').click();
-		const details = await settled(() => dialog.innerText(), (text) => /401|unauthori[sz]ed/i.test(text));
+		const details = await settled(
+			() => dialog.innerText(),
+			(text) => /401|unauthori[sz]ed/i.test(text),
+		);
 		expect(details).toMatch(/401|unauthori[sz]ed/i);
 		expect(details).not.toContain(BAD_KEY);
 		await shot(dialog, 'credential-error');
@@ -534,12 +707,19 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		const creator = page.getByTestId('node-creator');
 		await creator.getByTestId('node-creator-search-bar').fill('Marketplace');
 		const items = creator.getByTestId('item-iterator-item');
-		const app = items.filter({ has: page.getByTestId('node-creator-item-name').getByText('Marketplace', { exact: true }) });
+		const app = items.filter({
+			has: page.getByTestId('node-creator-item-name').getByText('Marketplace', { exact: true }),
+		});
 		await app.waitFor();
 		// n8n folds a node and its "<name> Trigger" into one app entry; the polling trigger stands alone.
 		const names = items.getByTestId('node-creator-item-name');
 		const found = ['Marketplace', 'Marketplace Polling Trigger'];
-		await expect(settled(() => names.allInnerTexts(), (n) => n.join() === found.join())).resolves.toEqual(found);
+		await expect(
+			settled(
+				() => names.allInnerTexts(),
+				(n) => n.join() === found.join(),
+			),
+		).resolves.toEqual(found);
 		await expectIconsLoaded(creator, 2);
 		await shot(creator, 'node-creator-search');
 		await app.click();
@@ -554,7 +734,8 @@ describe('the package in n8n 2.41.1\'s editor (headless Chromium)', () => {
 		expect(actions).toHaveLength(19);
 		const missingActions = async () => {
 			const missing: string[] = [];
-			for (const action of actions) if (!(await creator.getByText(action!, { exact: true }).isVisible())) missing.push(action!);
+			for (const action of actions)
+				if (!(await creator.getByText(action!, { exact: true }).isVisible())) missing.push(action!);
 			return missing;
 		};
 		await expect(settled(missingActions, (missing) => missing.length === 0)).resolves.toEqual([]);

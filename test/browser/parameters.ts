@@ -15,7 +15,8 @@ export interface Property {
 
 type Condition = { _cnd: Record<string, unknown> };
 
-const isCondition = (c: unknown): c is Condition => typeof c === 'object' && c !== null && '_cnd' in c;
+const isCondition = (c: unknown): c is Condition =>
+	typeof c === 'object' && c !== null && '_cnd' in c;
 
 function matches(condition: unknown, value: unknown): boolean {
 	if (isCondition(condition)) {
@@ -36,8 +37,10 @@ function matches(condition: unknown, value: unknown): boolean {
 function shown(p: Property, values: Record<string, unknown>, version: number): boolean {
 	const valueOf = (key: string) => (key === '@version' ? version : values[key]);
 	const { show, hide } = p.displayOptions ?? {};
-	for (const [key, conditions] of Object.entries(show ?? {})) if (!conditions.some((c) => matches(c, valueOf(key)))) return false;
-	for (const [key, conditions] of Object.entries(hide ?? {})) if (conditions.some((c) => matches(c, valueOf(key)))) return false;
+	for (const [key, conditions] of Object.entries(show ?? {}))
+		if (!conditions.some((c) => matches(c, valueOf(key)))) return false;
+	for (const [key, conditions] of Object.entries(hide ?? {}))
+		if (conditions.some((c) => matches(c, valueOf(key)))) return false;
 	return true;
 }
 
@@ -45,7 +48,11 @@ function shown(p: Property, values: Record<string, unknown>, version: number): b
  * The properties shown for `given` (e.g. resource and operation), every other parameter at its
  * default, in description order.
  */
-export function visibleProperties(properties: Property[], given: Record<string, unknown>, version: number): Property[] {
+export function visibleProperties(
+	properties: Property[],
+	given: Record<string, unknown>,
+	version: number,
+): Property[] {
 	const values: Record<string, unknown> = { ...given };
 	const visible: Property[] = [];
 	for (const p of properties) {

@@ -73,7 +73,9 @@ function paged(collection: string, totalPages = 1): (request: Recorded) => Answe
 
 const products = (totalPages = 1): Answer | ((r: Recorded) => Answer) => {
 	const answer = paged('products', totalPages);
-	return (r) => ({ body: { ...(answer(r).body as IDataObject), categories: [], filterCounts: {} } });
+	return (r) => ({
+		body: { ...(answer(r).body as IDataObject), categories: [], filterCounts: {} },
+	});
 };
 const ORDER = { id: 1001, brandId: 3, status: 'Created', createdAt: '2026-11-20T17:30:00Z' };
 
@@ -81,14 +83,25 @@ const cases: Case[] = [
 	// products split list filters on commas; a page read starts at page=1
 	{
 		operation: 'product.getAll',
-		parameters: { resource: 'product', operation: 'getAll', returnAll: false, limit: 5, filters: { brandIds: '1, 2' } },
+		parameters: {
+			resource: 'product',
+			operation: 'getAll',
+			returnAll: false,
+			limit: 5,
+			filters: { brandIds: '1, 2' },
+		},
 		answers: { 'GET /v1/products': products() },
 		sends: [{ request: 'GET /v1/products?brandIds=1,2&page=1&limit=5' }],
 	},
 	// Return All keeps the filters and the limit (the largest, 100) and reads while page < totalPages
 	{
 		operation: 'product.getAll',
-		parameters: { resource: 'product', operation: 'getAll', returnAll: true, filters: { brandIds: '7' } },
+		parameters: {
+			resource: 'product',
+			operation: 'getAll',
+			returnAll: true,
+			filters: { brandIds: '7' },
+		},
 		answers: { 'GET /v1/products': products(2) },
 		sends: [
 			{ request: 'GET /v1/products?brandIds=7&page=1&limit=100' },
@@ -98,7 +111,13 @@ const cases: Case[] = [
 	// an empty filter is left out, not sent as `brandIds=`
 	{
 		operation: 'product.getAll',
-		parameters: { resource: 'product', operation: 'getAll', returnAll: false, limit: 10, filters: { brandIds: '' } },
+		parameters: {
+			resource: 'product',
+			operation: 'getAll',
+			returnAll: false,
+			limit: 10,
+			filters: { brandIds: '' },
+		},
 		answers: { 'GET /v1/products': products() },
 		sends: [{ request: 'GET /v1/products?page=1&limit=10' }],
 	},
@@ -108,15 +127,29 @@ const cases: Case[] = [
 		parameters: {
 			resource: 'order',
 			operation: 'getAll',
-			filters: { statuses: ['Created', 'Packed'], fulfillmentModel: 'Merchant', brandIds: '3,4', startDate: '2026-11-20T18:00:00+01:00' },
+			filters: {
+				statuses: ['Created', 'Packed'],
+				fulfillmentModel: 'Merchant',
+				brandIds: '3,4',
+				startDate: '2026-11-20T18:00:00+01:00',
+			},
 		},
 		answers: { 'GET /v1/orders': { body: { orders: [ORDER] } } },
-		sends: [{ request: 'GET /v1/orders?statuses=Created,Packed&fulfillmentModel=Merchant&brandIds=3,4&startDate=2026-11-20T17:00:00Z' }],
+		sends: [
+			{
+				request:
+					'GET /v1/orders?statuses=Created,Packed&fulfillmentModel=Merchant&brandIds=3,4&startDate=2026-11-20T17:00:00Z',
+			},
+		],
 	},
 	// empty filters are left out
 	{
 		operation: 'order.getAll',
-		parameters: { resource: 'order', operation: 'getAll', filters: { statuses: [], brandIds: '', fulfillmentModel: '' } },
+		parameters: {
+			resource: 'order',
+			operation: 'getAll',
+			filters: { statuses: [], brandIds: '', fulfillmentModel: '' },
+		},
 		answers: { 'GET /v1/orders': { body: { orders: [ORDER] } } },
 		sends: [{ request: 'GET /v1/orders' }],
 	},
@@ -129,7 +162,13 @@ const cases: Case[] = [
 	// not in the documentation: the path, and comma lists as products and orders take them
 	{
 		operation: 'return.getAll',
-		parameters: { resource: 'return', operation: 'getAll', returnAll: false, limit: 5, filters: { brandIds: '1,2', statuses: 'Requested, Approved' } },
+		parameters: {
+			resource: 'return',
+			operation: 'getAll',
+			returnAll: false,
+			limit: 5,
+			filters: { brandIds: '1,2', statuses: 'Requested, Approved' },
+		},
 		answers: { 'GET /v1/returns': paged('returns') },
 		sends: [{ request: 'GET /v1/returns?brandIds=1,2&statuses=Requested,Approved&page=1&limit=5' }],
 	},
@@ -154,22 +193,43 @@ const cases: Case[] = [
 	// the export takes the same filters comma-separated (its path is not in the documentation)
 	{
 		operation: 'purchaseOrder.export',
-		parameters: { resource: 'purchaseOrder', operation: 'export', filters: { brandIds: '1,2', saleChannelIds: '7,8', statuses: ['Confirmed', 'Closed'] } },
+		parameters: {
+			resource: 'purchaseOrder',
+			operation: 'export',
+			filters: { brandIds: '1,2', saleChannelIds: '7,8', statuses: ['Confirmed', 'Closed'] },
+		},
 		answers: { 'GET /v1/vendor/purchase-orders/export': { body: { purchaseOrders: [{ id: 1 }] } } },
-		sends: [{ request: 'GET /v1/vendor/purchase-orders/export?brandIds=1,2&saleChannelIds=7,8&statuses=Confirmed,Closed' }],
+		sends: [
+			{
+				request:
+					'GET /v1/vendor/purchase-orders/export?brandIds=1,2&saleChannelIds=7,8&statuses=Confirmed,Closed',
+			},
+		],
 	},
 	// category names repeat the `categories` key because a name may hold a comma, which is then
 	// encoded; the path and the brandId parameter are not in the documentation
 	{
 		operation: 'brandHealth.get',
-		parameters: { resource: 'brandHealth', operation: 'get', brandId: '2', filters: { categories: ['Home, Garden', 'Toys'] } },
+		parameters: {
+			resource: 'brandHealth',
+			operation: 'get',
+			brandId: '2',
+			filters: { categories: ['Home, Garden', 'Toys'] },
+		},
 		answers: { 'GET /v1/brand-health': { body: { brandId: 2, dimensions: [] } } },
-		sends: [{ request: 'GET /v1/brand-health?brandId=2&categories=Home%2C%20Garden&categories=Toys' }],
+		sends: [
+			{ request: 'GET /v1/brand-health?brandId=2&categories=Home%2C%20Garden&categories=Toys' },
+		],
 	},
 	// inventory forecasts page like products (default 25, at most 100); the path is not in the documentation
 	{
 		operation: 'inventoryForecast.getAll',
-		parameters: { resource: 'inventoryForecast', operation: 'getAll', returnAll: true, filters: { brandIds: '1,2' } },
+		parameters: {
+			resource: 'inventoryForecast',
+			operation: 'getAll',
+			returnAll: true,
+			filters: { brandIds: '1,2' },
+		},
 		answers: { 'GET /v1/inventory-forecasts': paged('forecasts') },
 		sends: [{ request: 'GET /v1/inventory-forecasts?brandIds=1,2&page=1&limit=100' }],
 	},
@@ -193,10 +253,21 @@ const cases: Case[] = [
 		answers: {
 			'POST /v1/brands/7/sale-channels/connect': {
 				status: 201,
-				body: { id: 11, brandId: 7, saleChannelName: 'Amazon', status: 'Pending', connectionDate: '2026-11-20T17:00:00Z' },
+				body: {
+					id: 11,
+					brandId: 7,
+					saleChannelName: 'Amazon',
+					status: 'Pending',
+					connectionDate: '2026-11-20T17:00:00Z',
+				},
 			},
 		},
-		sends: [{ request: 'POST /v1/brands/7/sale-channels/connect', body: { saleChannelName: 'Amazon', region: 'EU', isShared: true } }],
+		sends: [
+			{
+				request: 'POST /v1/brands/7/sale-channels/connect',
+				body: { saleChannelName: 'Amazon', region: 'EU', isShared: true },
+			},
+		],
 	},
 	// orderIds is an array of integers; the ids of every item go out in one batch
 	{
@@ -205,10 +276,18 @@ const cases: Case[] = [
 		inputItems: [{ json: { ids: 1001 } }, { json: { ids: '1002, 1003' } }],
 		answers: {
 			'POST /v1/fulfillment/orders/packed': {
-				body: { results: [1001, 1002, 1003].map((orderId) => ({ orderId, success: true, status: 'Packed' })) },
+				body: {
+					results: [1001, 1002, 1003].map((orderId) => ({
+						orderId,
+						success: true,
+						status: 'Packed',
+					})),
+				},
 			},
 		},
-		sends: [{ request: 'POST /v1/fulfillment/orders/packed', body: { orderIds: [1001, 1002, 1003] } }],
+		sends: [
+			{ request: 'POST /v1/fulfillment/orders/packed', body: { orderIds: [1001, 1002, 1003] } },
+		],
 	},
 	// create takes url, description and eventTypes; the node first lists the endpoints (path not in
 	// the documentation) so that a retry after a lost answer can find the one it made
@@ -223,11 +302,21 @@ const cases: Case[] = [
 		},
 		answers: {
 			'GET /v1/webhook-endpoints': { body: { webhookEndpoints: [] } },
-			'POST /v1/webhook-endpoints': { status: 201, body: { webhookEndpoint: ENDPOINT, secret: SECRET } },
+			'POST /v1/webhook-endpoints': {
+				status: 201,
+				body: { webhookEndpoint: ENDPOINT, secret: SECRET },
+			},
 		},
 		sends: [
 			{ request: 'GET /v1/webhook-endpoints' },
-			{ request: 'POST /v1/webhook-endpoints', body: { url: 'https://hooks.example.com/orders', description: 'Orders', eventTypes: ['order.created'] } },
+			{
+				request: 'POST /v1/webhook-endpoints',
+				body: {
+					url: 'https://hooks.example.com/orders',
+					description: 'Orders',
+					eventTypes: ['order.created'],
+				},
+			},
 		],
 	},
 	// list, read, update, delete and deliveries exist, but their methods and paths are not in the
@@ -246,9 +335,21 @@ const cases: Case[] = [
 	},
 	{
 		operation: 'webhookEndpoint.update',
-		parameters: { resource: 'webhookEndpoint', operation: 'update', endpointId: '5', updateFields: { status: 'Enabled', description: 'Orders v2' } },
-		answers: { 'PATCH /v1/webhook-endpoints/5': { body: { ...ENDPOINT, description: 'Orders v2' } } },
-		sends: [{ request: 'PATCH /v1/webhook-endpoints/5', body: { status: 'Enabled', description: 'Orders v2' } }],
+		parameters: {
+			resource: 'webhookEndpoint',
+			operation: 'update',
+			endpointId: '5',
+			updateFields: { status: 'Enabled', description: 'Orders v2' },
+		},
+		answers: {
+			'PATCH /v1/webhook-endpoints/5': { body: { ...ENDPOINT, description: 'Orders v2' } },
+		},
+		sends: [
+			{
+				request: 'PATCH /v1/webhook-endpoints/5',
+				body: { status: 'Enabled', description: 'Orders v2' },
+			},
+		],
 	},
 	{
 		operation: 'webhookEndpoint.delete',
@@ -260,18 +361,30 @@ const cases: Case[] = [
 	{
 		operation: 'webhookEndpoint.test',
 		parameters: { resource: 'webhookEndpoint', operation: 'test', endpointId: '5' },
-		answers: { 'POST /v1/webhook-endpoints/5/test': { body: { id: 'del_1', eventType: 'webhook.test', attempts: 1, responseStatus: 200 } } },
+		answers: {
+			'POST /v1/webhook-endpoints/5/test': {
+				body: { id: 'del_1', eventType: 'webhook.test', attempts: 1, responseStatus: 200 },
+			},
+		},
 		sends: [{ request: 'POST /v1/webhook-endpoints/5/test' }],
 	},
 	{
 		operation: 'webhookEndpoint.rotateSecret',
 		parameters: { resource: 'webhookEndpoint', operation: 'rotateSecret', endpointId: '5' },
-		answers: { 'POST /v1/webhook-endpoints/5/rotate-secret': { body: { ...ENDPOINT, secret: SECRET } } },
+		answers: {
+			'POST /v1/webhook-endpoints/5/rotate-secret': { body: { ...ENDPOINT, secret: SECRET } },
+		},
 		sends: [{ request: 'POST /v1/webhook-endpoints/5/rotate-secret' }],
 	},
 	{
 		operation: 'webhookEndpoint.getDeliveries',
-		parameters: { resource: 'webhookEndpoint', operation: 'getDeliveries', endpointId: '5', returnAll: false, limit: 5 },
+		parameters: {
+			resource: 'webhookEndpoint',
+			operation: 'getDeliveries',
+			endpointId: '5',
+			returnAll: false,
+			limit: 5,
+		},
 		answers: { 'GET /v1/webhook-endpoints/5/deliveries': paged('deliveries') },
 		sends: [{ request: 'GET /v1/webhook-endpoints/5/deliveries?page=1&limit=5' }],
 	},
@@ -287,12 +400,19 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 function canonical(request: string): string {
 	const [line, ...rest] = request.split('?');
-	const pairs = rest.join('?').split('&').filter((p) => p !== '').map((pair) => {
-		const [key, ...value] = pair.split('=');
-		const decode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' ').replace(/%2C/gi, '%252C'));
-		return `${decode(key)}=${decode(value.join('='))}`;
-	});
-	const byKey = pairs.map((p, i) => [p.split('=')[0], i, p] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
+	const pairs = rest
+		.join('?')
+		.split('&')
+		.filter((p) => p !== '')
+		.map((pair) => {
+			const [key, ...value] = pair.split('=');
+			const decode = (s: string) =>
+				decodeURIComponent(s.replace(/\+/g, ' ').replace(/%2C/gi, '%252C'));
+			return `${decode(key)}=${decode(value.join('='))}`;
+		});
+	const byKey = pairs
+		.map((p, i) => [p.split('=')[0], i, p] as const)
+		.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
 	return byKey.length ? `${line}?${byKey.map((p) => p[2]).join('&')}` : line;
 }
 
@@ -327,12 +447,18 @@ afterAll(async () => {
 });
 
 test('every operation of the action node has a contract case', () => {
-	const all = Object.entries(operations).flatMap(([resource, ops]) => Object.keys(ops).map((op) => `${resource}.${op}`));
+	const all = Object.entries(operations).flatMap(([resource, ops]) =>
+		Object.keys(ops).map((op) => `${resource}.${op}`),
+	);
 	expect(all.filter((op) => !cases.some((c) => c.operation === op))).toEqual([]);
 });
 
 describe('Marketplace node: what it sends is what the documentation asks for', () => {
-	test.each(cases.map((c, i) => [`${c.operation}: ${c.sends.map((s) => s.request).join(' + ')}`, i] as const))('%s', async (_name, index) => {
+	test.each(
+		cases.map(
+			(c, i) => [`${c.operation}: ${c.sends.map((s) => s.request).join(' + ')}`, i] as const,
+		),
+	)('%s', async (_name, index) => {
 		const c = cases[index];
 		recorder.reset(c.answers);
 		const result = await runNode({
@@ -357,20 +483,42 @@ describe('Marketplace Trigger: registering and deleting its endpoint', () => {
 			node: new MarketplaceTrigger(),
 			credentialTypes: [credentialType],
 			credentials: { marketplaceApi: { baseUrl: recorder.baseUrl, apiKey: API_KEY } },
-			parameters: { eventTypes: ['order.created', 'order.cancelled'], description: 'Orders to n8n', options: {} },
+			parameters: {
+				eventTypes: ['order.created', 'order.cancelled'],
+				description: 'Orders to n8n',
+				options: {},
+			},
 			webhookBaseUrl: 'https://n8n.example.com/webhook',
 			webhookId: WEBHOOK_ID,
 		});
 		try {
-			const endpoint = { ...ENDPOINT, id: 41, url: HOOK_URL, description: 'Orders to n8n', eventTypes: ['order.created', 'order.cancelled'] };
+			const endpoint = {
+				...ENDPOINT,
+				id: 41,
+				url: HOOK_URL,
+				description: 'Orders to n8n',
+				eventTypes: ['order.created', 'order.cancelled'],
+			};
 			recorder.reset({
-				'POST /v1/webhook-endpoints': { status: 201, body: { webhookEndpoint: endpoint, secret: SECRET } },
+				'POST /v1/webhook-endpoints': {
+					status: 201,
+					body: { webhookEndpoint: endpoint, secret: SECRET },
+				},
 				// the activation check: the service's test delivery reached the trigger (401: no secret saved yet)
-				'POST /v1/webhook-endpoints/41/test': { body: { id: 7, status: 'Failed', attempts: 1, responseStatusCode: 401 } },
+				'POST /v1/webhook-endpoints/41/test': {
+					body: { id: 7, status: 'Failed', attempts: 1, responseStatusCode: 401 },
+				},
 			});
 			await harness.create();
 			expectSent(recorder.requests, [
-				{ request: 'POST /v1/webhook-endpoints', body: { url: HOOK_URL, description: 'Orders to n8n', eventTypes: ['order.created', 'order.cancelled'] } },
+				{
+					request: 'POST /v1/webhook-endpoints',
+					body: {
+						url: HOOK_URL,
+						description: 'Orders to n8n',
+						eventTypes: ['order.created', 'order.cancelled'],
+					},
+				},
 				{ request: 'POST /v1/webhook-endpoints/41/test' },
 			]);
 
@@ -379,7 +527,10 @@ describe('Marketplace Trigger: registering and deleting its endpoint', () => {
 				'DELETE /v1/webhook-endpoints/41': { status: 204, body: undefined },
 			});
 			await harness.delete();
-			expectSent(recorder.requests, [{ request: 'GET /v1/webhook-endpoints' }, { request: 'DELETE /v1/webhook-endpoints/41' }]);
+			expectSent(recorder.requests, [
+				{ request: 'GET /v1/webhook-endpoints' },
+				{ request: 'DELETE /v1/webhook-endpoints/41' },
+			]);
 		} finally {
 			await harness.close();
 		}
@@ -392,10 +543,16 @@ describe('Marketplace Polling Trigger: its order read', () => {
 			node: new MarketplacePollingTrigger(),
 			credentialTypes: [credentialType],
 			credentials: { marketplaceApi: { baseUrl: recorder.baseUrl, apiKey: API_KEY } },
-			parameters: { events: ['created'], filters: { brandIds: '2, 4' }, options: { startDate: '2026-11-20T18:00:00+01:00' } },
+			parameters: {
+				events: ['created'],
+				filters: { brandIds: '2, 4' },
+				options: { startDate: '2026-11-20T18:00:00+01:00' },
+			},
 		});
 		recorder.reset({ 'GET /v1/orders': { body: { orders: [ORDER] } } });
 		await poller.poll('trigger');
-		expectSent(recorder.requests, [{ request: 'GET /v1/orders?brandIds=2,4&startDate=2026-11-20T17:00:00Z' }]);
+		expectSent(recorder.requests, [
+			{ request: 'GET /v1/orders?brandIds=2,4&startDate=2026-11-20T17:00:00Z' },
+		]);
 	});
 });

@@ -50,9 +50,18 @@ export async function startRecorder(): Promise<Recorder> {
 			};
 			requests.push(recorded);
 			const found = answers[`${recorded.method} ${path}`];
-			const answer: Answer = typeof found === 'function'
-				? found(recorded)
-				: found ?? { status: 404, body: { type: 'https://errors.example.com/not-found', title: 'Not Found', status: 404, detail: `${recorded.method} ${path} is not an operation of the service` } };
+			const answer: Answer =
+				typeof found === 'function'
+					? found(recorded)
+					: (found ?? {
+							status: 404,
+							body: {
+								type: 'https://errors.example.com/not-found',
+								title: 'Not Found',
+								status: 404,
+								detail: `${recorded.method} ${path} is not an operation of the service`,
+							},
+						});
 			const status = answer.status ?? 200;
 			res.writeHead(status, {
 				'content-type': status >= 400 ? 'application/problem+json' : 'application/json',

@@ -21,7 +21,11 @@ const repoRoot = resolve(__dirname, '..', '..');
 const WORKFLOW_ID = 'mktOrderAssist01';
 const CHAT_WEBHOOK_ID = '5b8d2e14-7c3a-4f19-a0d6-2e9c4b7a6f33';
 /** The credential order-assistant.json names for its chat model. */
-const OPENAI_CREDENTIAL = { id: 'mktOpenAiModel01', name: 'OpenAI (or an OpenAI-compatible server)', type: 'openAiApi' };
+const OPENAI_CREDENTIAL = {
+	id: 'mktOpenAiModel01',
+	name: 'OpenAI (or an OpenAI-compatible server)',
+	type: 'openAiApi',
+};
 const OPENAI_KEY = 'sk-fake-model-key-e2e';
 
 const timings = new Timings();
@@ -32,7 +36,11 @@ let api: PublicApi;
 
 /** Text of a chat message whose content is a string or a list of parts. */
 const textOf = (content: Json): string =>
-	typeof content === 'string' ? content : Array.isArray(content) ? content.map((p: Json) => p?.text ?? '').join('') : '';
+	typeof content === 'string'
+		? content
+		: Array.isArray(content)
+			? content.map((p: Json) => p?.text ?? '').join('')
+			: '';
 
 /**
  * The scripted model: reads the newest message. A user asking for a brand's orders of today gets a
@@ -45,7 +53,10 @@ function decide(body: Json): ModelTurn {
 	const last = messages[messages.length - 1];
 	const toolNamed = (name: string): string => {
 		const tool = (body.tools ?? []).find((t: Json) => t.function?.name === name);
-		if (!tool) throw new Error(`no tool ${name} among ${JSON.stringify((body.tools ?? []).map((t: Json) => t.function?.name))}`);
+		if (!tool)
+			throw new Error(
+				`no tool ${name} among ${JSON.stringify((body.tools ?? []).map((t: Json) => t.function?.name))}`,
+			);
 		return tool.function.name;
 	};
 	if (last?.role === 'tool') return { text: `Tool answer: ${textOf(last.content)}` };
@@ -55,10 +66,15 @@ function decide(body: Json): ModelTurn {
 		const system = textOf(messages.find((m) => m.role === 'system')?.content);
 		const today = /Today is (\d{4}-\d{2}-\d{2})/.exec(system)?.[1];
 		if (!today) throw new Error(`no date in the system message: ${system}`);
-		return { toolCalls: [{ name: toolNamed('List_Orders'), args: { brandIds: list[1], startDate: today } }] };
+		return {
+			toolCalls: [
+				{ name: toolNamed('List_Orders'), args: { brandIds: list[1], startDate: today } },
+			],
+		};
 	}
 	const show = /show order (\d+)/i.exec(said);
-	if (show) return { toolCalls: [{ name: toolNamed('Get_Order'), args: { orderId: Number(show[1]) } }] };
+	if (show)
+		return { toolCalls: [{ name: toolNamed('Get_Order'), args: { orderId: Number(show[1]) } }] };
 	if (/mark the first of them packed/i.test(said)) {
 		// Only the conversation so far can say which orders "them" are: the memory must have kept it.
 		const earlier = messages.filter((m) => m.role === 'assistant').map((m) => textOf(m.content));
@@ -67,7 +83,8 @@ function decide(body: Json): ModelTurn {
 		return { toolCalls: [{ name: toolNamed('Mark_Orders_Packed'), args: { orderIds: firstId } }] };
 	}
 	const pack = /mark order (\S+) packed/i.exec(said);
-	if (pack) return { toolCalls: [{ name: toolNamed('Mark_Orders_Packed'), args: { orderIds: pack[1] } }] };
+	if (pack)
+		return { toolCalls: [{ name: toolNamed('Mark_Orders_Packed'), args: { orderIds: pack[1] } }] };
 	return { text: 'I can list orders and mark them packed.' };
 }
 
@@ -75,7 +92,10 @@ let sessions = 0;
 let chats = 0;
 
 /** One chat message through the published Chat Trigger, as the chat widget sends it (a new session unless given). */
-async function chat(chatInput: string, sessionId = `e2e-session-${++sessions}`): Promise<{ status: number; body: Json; requestsBefore: number }> {
+async function chat(
+	chatInput: string,
+	sessionId = `e2e-session-${++sessions}`,
+): Promise<{ status: number; body: Json; requestsBefore: number }> {
 	const requestsBefore = model.requests.length;
 	chats++;
 	const res = await fetch(`${n8n.baseUrl}/webhook/${CHAT_WEBHOOK_ID}/chat`, {
@@ -106,18 +126,24 @@ const latestExecution = async () =>
 	});
 
 beforeAll(async () => {
-	sandbox = await timings.time('sandbox start', () => startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true }));
+	sandbox = await timings.time('sandbox start', () =>
+		startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true }),
+	);
 	model = await startFakeChatModel(decide);
 	n8n = await timings.time('n8n boot', () => startN8n({ packageRoot: repoRoot }));
 	await n8n.setupOwner();
 	await n8n.login();
-	await timings.time('CLI import:credentials (Marketplace demo key + OpenAI at the fake model)', () =>
-		n8n.importCredential([
-			{ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } },
-			{ ...OPENAI_CREDENTIAL, data: { apiKey: OPENAI_KEY, url: model.baseUrl, header: false } },
-		]),
+	await timings.time(
+		'CLI import:credentials (Marketplace demo key + OpenAI at the fake model)',
+		() =>
+			n8n.importCredential([
+				{ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } },
+				{ ...OPENAI_CREDENTIAL, data: { apiKey: OPENAI_KEY, url: model.baseUrl, header: false } },
+			]),
 	);
-	await timings.time('CLI import:workflow (test/e2e/workflows)', () => n8n.importWorkflows(join(__dirname, 'workflows')));
+	await timings.time('CLI import:workflow (test/e2e/workflows)', () =>
+		n8n.importWorkflows(join(__dirname, 'workflows')),
+	);
 	api = await n8n.publicApi();
 	await timings.time('publish the order assistant', async () => {
 		await api.activateWorkflow(WORKFLOW_ID);
@@ -129,7 +155,10 @@ afterAll(async () => {
 	if (n8n) {
 		mkdirSync(join(repoRoot, 'tmp'), { recursive: true });
 		writeFileSync(join(repoRoot, 'tmp', 'e2e-agent-n8n.log'), n8n.logs());
-		writeFileSync(join(repoRoot, 'tmp', 'e2e-agent-model-requests.json'), JSON.stringify(model?.requests.map((r) => r.body) ?? [], null, '\t'));
+		writeFileSync(
+			join(repoRoot, 'tmp', 'e2e-agent-model-requests.json'),
+			JSON.stringify(model?.requests.map((r) => r.body) ?? [], null, '\t'),
+		);
 	}
 	await n8n?.stop();
 	await model?.close();
@@ -144,34 +173,55 @@ describe('the Marketplace node as an AI Agent tool (example workflow order-assis
 		const tools = model.requests[reply.requestsBefore].body.tools as Json[];
 		const byName = Object.fromEntries(tools.map((t) => [t.function.name, t.function]));
 		expect(Object.keys(byName).sort()).toEqual(['Get_Order', 'List_Orders', 'Mark_Orders_Packed']);
-		expect(Object.keys(byName.List_Orders.parameters.properties).sort()).toEqual(['brandIds', 'startDate']);
-		expect(byName.List_Orders.parameters.properties.brandIds).toEqual({ type: 'string', description: 'Comma-separated brand IDs, e.g. 2 or 1,3' });
+		expect(Object.keys(byName.List_Orders.parameters.properties).sort()).toEqual([
+			'brandIds',
+			'startDate',
+		]);
+		expect(byName.List_Orders.parameters.properties.brandIds).toEqual({
+			type: 'string',
+			description: 'Comma-separated brand IDs, e.g. 2 or 1,3',
+		});
 		// n8n 2.41.1 makes every $fromAI() argument required.
 		expect(byName.List_Orders.parameters.required.sort()).toEqual(['brandIds', 'startDate']);
-		expect(byName.Mark_Orders_Packed.parameters.properties.orderIds).toMatchObject({ type: 'string' });
+		expect(byName.Mark_Orders_Packed.parameters.properties.orderIds).toMatchObject({
+			type: 'string',
+		});
 		expect(byName.Get_Order.parameters.properties.orderId).toMatchObject({ type: 'number' });
 		// n8n's automatic tool description: the operation's `action` + " in " + the node's default name.
-		expect(Object.fromEntries(tools.map((t) => [t.function.name, t.function.description]))).toEqual({
-			List_Orders: 'Get many orders of given brands and statuses since a date in Marketplace',
-			Get_Order: 'Get an order by ID in Marketplace',
-			Mark_Orders_Packed: 'Mark orders packed by order ID in Marketplace',
-		});
-		console.log(`[e2e agent] tool descriptions the model sees:\n${Object.values(byName).map((t: Json) => `  ${t.name}: ${t.description}`).join('\n')}`);
+		expect(Object.fromEntries(tools.map((t) => [t.function.name, t.function.description]))).toEqual(
+			{
+				List_Orders: 'Get many orders of given brands and statuses since a date in Marketplace',
+				Get_Order: 'Get an order by ID in Marketplace',
+				Mark_Orders_Packed: 'Mark orders packed by order ID in Marketplace',
+			},
+		);
+		console.log(
+			`[e2e agent] tool descriptions the model sees:\n${Object.values(byName)
+				.map((t: Json) => `  ${t.name}: ${t.description}`)
+				.join('\n')}`,
+		);
 	});
 
 	test('"list today\'s orders of brand 2": the call reaches the node with the model\'s arguments; the orders go back to the model', async () => {
-		const created = [await sandbox.control.createOrder({ brandId: 2 }), await sandbox.control.createOrder({ brandId: 2 })].map((r: Json) => r.order);
+		const created = [
+			await sandbox.control.createOrder({ brandId: 2 }),
+			await sandbox.control.createOrder({ brandId: 2 }),
+		].map((r: Json) => r.order);
 		await sandbox.control.createOrder({ brandId: 3 });
 		const since = (await sandbox.control.requests()).length;
 
-		const reply = await timings.time('chat: list today\'s orders of brand 2', () => chat("Please list today's orders of brand 2"));
+		const reply = await timings.time("chat: list today's orders of brand 2", () =>
+			chat("Please list today's orders of brand 2"),
+		);
 		expect(reply.status).toBe(200);
 
 		// The model's call, as it chose it.
 		const call = model.requests[reply.requestsBefore].body;
 		expect(call.messages[call.messages.length - 1].role).toBe('user');
 		// What reached the service: one list request with exactly those filters.
-		const reads = (await sandbox.control.requests()).slice(since).filter((r: Json) => r.route === 'listOrders');
+		const reads = (await sandbox.control.requests())
+			.slice(since)
+			.filter((r: Json) => r.route === 'listOrders');
 		expect(reads).toHaveLength(1);
 		const query = new URLSearchParams(reads[0].rawQuery);
 		expect(query.get('brandIds')).toBe('2');
@@ -181,7 +231,9 @@ describe('the Marketplace node as an AI Agent tool (example workflow order-assis
 		const toolMessages = toolMessagesSince(reply.requestsBefore);
 		expect(toolMessages).toHaveLength(1);
 		const returned = JSON.parse(textOf(toolMessages[0].content)) as Json[];
-		expect(returned.map((o) => o.id)).toEqual(expect.arrayContaining(created.map((o: Json) => o.id)));
+		expect(returned.map((o) => o.id)).toEqual(
+			expect.arrayContaining(created.map((o: Json) => o.id)),
+		);
 		expect(returned.every((o) => o.brandId === 2)).toBe(true);
 		expect(String(reply.body.output)).toContain(`"id":${created[0].id}`);
 
@@ -193,20 +245,28 @@ describe('the Marketplace node as an AI Agent tool (example workflow order-assis
 		const input = runs[0].inputOverride.ai_tool[0][0].json;
 		expect(input).toMatchObject({ brandIds: '2' });
 		expect(input.startDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
-		console.log(`[e2e agent] List Orders called with ${JSON.stringify(input)}; ${returned.length} order(s) went back to the model`);
+		console.log(
+			`[e2e agent] List Orders called with ${JSON.stringify(input)}; ${returned.length} order(s) went back to the model`,
+		);
 	});
 
 	test('"mark order N packed": one mark-packed request with an Idempotency-Key; the result goes back to the model', async () => {
 		const order = ((await sandbox.control.createOrder({ brandId: 2 })) as Json).order;
 		const since = (await sandbox.control.requests()).length;
-		const reply = await timings.time('chat: mark order packed', () => chat(`mark order ${order.id} packed`));
+		const reply = await timings.time('chat: mark order packed', () =>
+			chat(`mark order ${order.id} packed`),
+		);
 		expect(reply.status).toBe(200);
 
-		const writes = (await sandbox.control.requests()).slice(since).filter((r: Json) => r.route === 'markOrdersPacked');
+		const writes = (await sandbox.control.requests())
+			.slice(since)
+			.filter((r: Json) => r.route === 'markOrdersPacked');
 		expect(writes).toHaveLength(1);
 		expect(writes[0].headers['idempotency-key']).toMatch(/\S{8,}/);
 		expect(JSON.parse(writes[0].body)).toEqual({ orderIds: [order.id] });
-		const stored = (await sandbox.control.state<{ id: number; status: string }>('orders')).find((o) => o.id === order.id);
+		const stored = (await sandbox.control.state<{ id: number; status: string }>('orders')).find(
+			(o) => o.id === order.id,
+		);
 		expect(stored?.status).toBe('Packed');
 
 		const toolMessages = toolMessagesSince(reply.requestsBefore);
@@ -224,7 +284,9 @@ describe('the Marketplace node as an AI Agent tool (example workflow order-assis
 		const reply = await chat(`mark order ${order.id} packed`);
 		expect(reply.status).toBe(200);
 
-		const writes = (await sandbox.control.requests()).slice(since).filter((r: Json) => r.route === 'markOrdersPacked');
+		const writes = (await sandbox.control.requests())
+			.slice(since)
+			.filter((r: Json) => r.route === 'markOrdersPacked');
 		expect(writes.map((w) => w.status)).toEqual([500, 200]);
 		expect(writes[1].headers['idempotency-key']).toBe(writes[0].headers['idempotency-key']);
 		expect(writes[1].body).toBe(writes[0].body);
@@ -237,13 +299,19 @@ describe('the Marketplace node as an AI Agent tool (example workflow order-assis
 		const since = (await sandbox.control.requests()).length;
 		const reply = await chat('mark order seven packed');
 		expect(reply.status).toBe(200);
-		expect((await sandbox.control.requests()).slice(since).filter((r: Json) => r.route === 'markOrdersPacked')).toHaveLength(0);
+		expect(
+			(await sandbox.control.requests())
+				.slice(since)
+				.filter((r: Json) => r.route === 'markOrdersPacked'),
+		).toHaveLength(0);
 
 		const toolMessages = toolMessagesSince(reply.requestsBefore);
 		expect(toolMessages).toHaveLength(1);
 		const content = textOf(toolMessages[0].content);
 		// n8n hands a failed tool's error message to the model as the tool's answer.
-		expect(JSON.parse(content)).toEqual([{ error: 'Invalid parameter "Order IDs": must be a whole number of 1 or more, got "seven"' }]);
+		expect(JSON.parse(content)).toEqual([
+			{ error: 'Invalid parameter "Order IDs": must be a whole number of 1 or more, got "seven"' },
+		]);
 		// The model had its say after the error: a final answer reached the chat.
 		expect(String(reply.body.output)).toContain('Invalid parameter');
 		const ex = await latestExecution();
@@ -251,7 +319,7 @@ describe('the Marketplace node as an AI Agent tool (example workflow order-assis
 		console.log(`[e2e agent] the model received: ${content}`);
 	});
 
-	test('a service error (an order that does not exist) comes back to the model with the service\'s reason and request id', async () => {
+	test("a service error (an order that does not exist) comes back to the model with the service's reason and request id", async () => {
 		const reply = await chat('show order 999999');
 		expect(reply.status).toBe(200);
 		const toolMessages = toolMessagesSince(reply.requestsBefore);
@@ -265,11 +333,18 @@ describe('the Marketplace node as an AI Agent tool (example workflow order-assis
 	});
 
 	test('an order that cannot be packed (already Packed) comes back as a per-order failure the model can read', async () => {
-		const order = ((await sandbox.control.createOrder({ brandId: 2, status: 'Packed' })) as Json).order;
+		const order = ((await sandbox.control.createOrder({ brandId: 2, status: 'Packed' })) as Json)
+			.order;
 		const reply = await chat(`mark order ${order.id} packed`);
 		expect(reply.status).toBe(200);
-		const [result] = JSON.parse(textOf(toolMessagesSince(reply.requestsBefore)[0].content)) as Json[];
-		expect(result).toMatchObject({ orderId: order.id, success: false, error: { type: expect.stringMatching(/conflict$/) } });
+		const [result] = JSON.parse(
+			textOf(toolMessagesSince(reply.requestsBefore)[0].content),
+		) as Json[];
+		expect(result).toMatchObject({
+			orderId: order.id,
+			success: false,
+			error: { type: expect.stringMatching(/conflict$/) },
+		});
 		console.log(`[e2e agent] already packed, the model received: ${JSON.stringify(result)}`);
 	});
 
@@ -282,14 +357,29 @@ describe('the Marketplace node as an AI Agent tool (example workflow order-assis
 
 		// n8n 2.41.1's memory keeps the first turn whole: question, tool call, tool answer, final answer.
 		const sent = model.requests[reply.requestsBefore].body.messages as Json[];
-		expect(sent.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user']);
-		const writes = (await sandbox.control.requests()).slice(since).filter((r: Json) => r.route === 'markOrdersPacked');
+		expect(sent.map((m) => m.role)).toEqual([
+			'system',
+			'user',
+			'assistant',
+			'tool',
+			'assistant',
+			'user',
+		]);
+		const writes = (await sandbox.control.requests())
+			.slice(since)
+			.filter((r: Json) => r.route === 'markOrdersPacked');
 		expect(writes).toHaveLength(1);
 		const firstListed = Number(/"id":(\d+)/.exec(textOf(sent[4].content))?.[1]);
 		expect(JSON.parse(writes[0].body)).toEqual({ orderIds: [firstListed] });
 		expect(writes[0].headers['idempotency-key']).toMatch(/\S{8,}/);
-		expect((await sandbox.control.state<{ id: number; status: string }>('orders')).find((o) => o.id === firstListed)?.status).toBe('Packed');
-		console.log(`[e2e agent] conversation: first listed order ${firstListed} (newest created ${order.id}) marked packed`);
+		expect(
+			(await sandbox.control.state<{ id: number; status: string }>('orders')).find(
+				(o) => o.id === firstListed,
+			)?.status,
+		).toBe('Packed');
+		console.log(
+			`[e2e agent] conversation: first listed order ${firstListed} (newest created ${order.id}) marked packed`,
+		);
 	});
 
 	test('the Marketplace API key never reaches the model', () => {
@@ -298,6 +388,8 @@ describe('the Marketplace node as an AI Agent tool (example workflow order-assis
 			expect(r.raw).not.toContain(sandbox.demoApiKey);
 			expect(JSON.stringify(r.headers)).not.toContain(sandbox.demoApiKey);
 		}
-		console.log(`[e2e agent] ${model.requests.length} model requests checked, none holds the Marketplace API key`);
+		console.log(
+			`[e2e agent] ${model.requests.length} model requests checked, none holds the Marketplace API key`,
+		);
 	});
 });

@@ -35,20 +35,38 @@ let n8n: N8nHandle;
 let api: PublicApi;
 let wf: { id: string; webhookId: string };
 const url = () => `${n8n.baseUrl}/webhook/${wf.webhookId}/webhook`;
-const endpoint = async () => (await sandbox.control.endpoints()).find((e) => e.url === url() || e.url.startsWith('http://127.0.0.1:1/'))!;
+const endpoint = async () =>
+	(await sandbox.control.endpoints()).find(
+		(e) => e.url === url() || e.url.startsWith('http://127.0.0.1:1/'),
+	)!;
 
-type Item = Record<string, Json> & { data: { orderId: number }; caughtUp?: boolean; notice?: Record<string, Json> };
-const itemsOf = (execution: Json) => nodeOutput(execution as { data?: Json }, 'Order Created') as unknown as Item[];
+type Item = Record<string, Json> & {
+	data: { orderId: number };
+	caughtUp?: boolean;
+	notice?: Record<string, Json>;
+};
+const itemsOf = (execution: Json) =>
+	nodeOutput(execution as { data?: Json }, 'Order Created') as unknown as Item[];
 const executions = async () => await allExecutions(api, wf.id, true);
 /** The order ids of every item of every execution of the workflow. */
-const orderIdsRun = async () => (await executions()).flatMap((e) => itemsOf(e).map((i) => i.data.orderId));
+const orderIdsRun = async () =>
+	(await executions()).flatMap((e) => itemsOf(e).map((i) => i.data.orderId));
 
 /** Boots n8n (with `env`) and the sandbox, and activates a trigger workflow with `options` (none: the defaults). */
-async function boot(id: string, webhookId: string, name: string, env: Record<string, string>, options?: Record<string, unknown>): Promise<void> {
+async function boot(
+	id: string,
+	webhookId: string,
+	name: string,
+	env: Record<string, string>,
+	options?: Record<string, unknown>,
+): Promise<void> {
 	let credentialId: string;
 	({ sandbox, n8n, api, credentialId } = await bootBench({ readyTimeoutMs: 300_000, env }));
 	wf = { id, webhookId };
-	await n8n.createWorkflow({ ...triggerWorkflow(id, webhookId, credentialId, true, options), name });
+	await n8n.createWorkflow({
+		...triggerWorkflow(id, webhookId, credentialId, true, options),
+		name,
+	});
 	await api.activateWorkflow(id);
 	await n8n.waitForActivation(id);
 }
@@ -63,17 +81,32 @@ async function shutDown(log: string): Promise<void> {
 }
 
 /** One new order's event; resolves with the execution that carries it and its items. */
-async function nextEvent(): Promise<{ orderId: number; eventCreatedAt: string; createdAtMs: number; execution: Json; items: Item[] }> {
+async function nextEvent(): Promise<{
+	orderId: number;
+	eventCreatedAt: string;
+	createdAtMs: number;
+	execution: Json;
+	items: Item[];
+}> {
 	const createdAtMs = Date.now();
 	const { order, event } = await sandbox.control.createOrder({ brandId: BRAND });
-	const execution = await waitFor(`the execution of ${String(event.id)}`, async () => (await executions()).find((e) => itemsOf(e).some((i) => i.id === event.id)), 60_000, 300).catch(
-		async (error: Error) => {
-			// what the service saw, for the failure message
-			const delivery = (await sandbox.control.deliveries()).find((d) => d.eventId === event.id);
-			throw new Error(`${error.message}; delivery: ${JSON.stringify(delivery)}`);
-		},
-	);
-	return { orderId: order.id as number, eventCreatedAt: String(event.createdAt), createdAtMs, execution, items: itemsOf(execution) };
+	const execution = await waitFor(
+		`the execution of ${String(event.id)}`,
+		async () => (await executions()).find((e) => itemsOf(e).some((i) => i.id === event.id)),
+		60_000,
+		300,
+	).catch(async (error: Error) => {
+		// what the service saw, for the failure message
+		const delivery = (await sandbox.control.deliveries()).find((d) => d.eventId === event.id);
+		throw new Error(`${error.message}; delivery: ${JSON.stringify(delivery)}`);
+	});
+	return {
+		orderId: order.id as number,
+		eventCreatedAt: String(event.createdAt),
+		createdAtMs,
+		execution,
+		items: itemsOf(execution),
+	};
 }
 
 describe('a disabled endpoint (n8n runs checkExists at every start; the option set explicitly)', () => {
@@ -84,14 +117,24 @@ describe('a disabled endpoint (n8n runs checkExists at every start; the option s
 		await sandbox.control.advanceClock(5 * DAY_S + 60);
 		const missed = [(await sandbox.control.createOrder({ brandId: BRAND })).order.id as number];
 		await sandbox.control.advanceClock(2 * DAY_S);
-		expect(await endpoint()).toMatchObject({ status: 'Disabled', disabledReason: 'FailingDeliveries' });
-		for (let i = 0; i < 2; i++) missed.push((await sandbox.control.createOrder({ brandId: BRAND })).order.id as number);
+		expect(await endpoint()).toMatchObject({
+			status: 'Disabled',
+			disabledReason: 'FailingDeliveries',
+		});
+		for (let i = 0; i < 2; i++)
+			missed.push((await sandbox.control.createOrder({ brandId: BRAND })).order.id as number);
 		await sandbox.control.setEndpointUrl(id, url());
 		return missed;
 	}
 
 	beforeAll(async () => {
-		await boot('catchUpOrders001', '0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0', 'catch-up: order arrives', { N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'false' }, { catchUpMissedOrders: true });
+		await boot(
+			'catchUpOrders001',
+			'0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0',
+			'catch-up: order arrives',
+			{ N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'false' },
+			{ catchUpMissedOrders: true },
+		);
 	}, 420_000);
 
 	afterAll(async () => await shutDown('e2e-catch-up.log'), 120_000);
@@ -102,42 +145,69 @@ describe('a disabled endpoint (n8n runs checkExists at every start; the option s
 		const missed = await outage();
 		await n8n.restart();
 		await n8n.login();
-		await waitFor('the endpoint re-enabled', async () => ((await endpoint()).status === 'Enabled' ? true : undefined), 60_000);
+		await waitFor(
+			'the endpoint re-enabled',
+			async () => ((await endpoint()).status === 'Enabled' ? true : undefined),
+			60_000,
+		);
 		const first = await nextEvent();
-		expect(first.items.map((i) => [i.data.orderId, i.caughtUp === true])).toEqual([...missed.map((id) => [id, true]), [first.orderId, false]]);
+		expect(first.items.map((i) => [i.data.orderId, i.caughtUp === true])).toEqual([
+			...missed.map((id) => [id, true]),
+			[first.orderId, false],
+		]);
 		expect(first.items.every((i) => i.notice?.caughtUpOrders === 3)).toBe(true);
-		expect(first.items[0]).toMatchObject({ type: 'order.created', id: `caught_up_order.created_${missed[0]}`, data: { brandId: BRAND } });
+		expect(first.items[0]).toMatchObject({
+			type: 'order.created',
+			id: `caught_up_order.created_${missed[0]}`,
+			data: { brandId: BRAND },
+		});
 		await n8n.restart();
 		await n8n.login();
 		const after = await nextEvent();
 		expect(after.items.map((i) => i.data.orderId)).toEqual([after.orderId]);
 	});
 
-	test('turned off and on over the Disabled endpoint: the new endpoint\'s first event brings the missed orders once', async () => {
+	test("turned off and on over the Disabled endpoint: the new endpoint's first event brings the missed orders once", async () => {
 		const missed = await outage();
 		await api.deactivateWorkflow(wf.id);
-		await waitFor('the Disabled endpoint deleted', async () => ((await sandbox.control.endpoints()).length === 0 ? true : undefined), 30_000);
+		await waitFor(
+			'the Disabled endpoint deleted',
+			async () => ((await sandbox.control.endpoints()).length === 0 ? true : undefined),
+			30_000,
+		);
 		await api.activateWorkflow(wf.id);
 		await n8n.waitForActivation(wf.id);
 		const first = await nextEvent();
-		expect(first.items.map((i) => [i.data.orderId, i.caughtUp === true])).toEqual([...missed.map((id) => [id, true]), [first.orderId, false]]);
+		expect(first.items.map((i) => [i.data.orderId, i.caughtUp === true])).toEqual([
+			...missed.map((id) => [id, true]),
+			[first.orderId, false],
+		]);
 		// over the whole block no order ran twice
 		const orderIds = await orderIdsRun();
 		expect(new Set(orderIds).size).toBe(orderIds.length);
 	});
 });
 
-describe('n8n down while orders come (n8n\'s defaults; the option left at its default)', () => {
+describe("n8n down while orders come (n8n's defaults; the option left at its default)", () => {
 	beforeAll(async () => {
-		await boot('catchUpNDown0001', '5e4d3c2b-1a09-4f8e-9d7c-6b5a4f3e2d1c', 'catch-up: n8n down', {});
+		await boot(
+			'catchUpNDown0001',
+			'5e4d3c2b-1a09-4f8e-9d7c-6b5a4f3e2d1c',
+			'catch-up: n8n down',
+			{},
+		);
 		// nothing set: Catch Up Missed Orders is on by default
-		const saved = await n8n.rest<{ nodes: Array<{ name: string; parameters: Record<string, unknown> }> }>('GET', `/workflows/${wf.id}`);
-		expect(saved.nodes.find((n) => n.name === 'Order Created')?.parameters.options ?? {}).toEqual({});
+		const saved = await n8n.rest<{
+			nodes: Array<{ name: string; parameters: Record<string, unknown> }>;
+		}>('GET', `/workflows/${wf.id}`);
+		expect(saved.nodes.find((n) => n.name === 'Order Created')?.parameters.options ?? {}).toEqual(
+			{},
+		);
 	}, 420_000);
 
 	afterAll(async () => await shutDown('e2e-catch-up-down.log'), 120_000);
 
-	test('n8n stopped while three orders are created: the next order\'s run brings each once, within seconds; the retries and a restart with every event redelivered start nothing', async () => {
+	test("n8n stopped while three orders are created: the next order's run brings each once, within seconds; the retries and a restart with every event redelivered start nothing", async () => {
 		const before = await nextEvent();
 		expect(before.items.map((i) => i.data.orderId)).toEqual([before.orderId]);
 		// the accepted ids stored (settle.ts: at most 1 s after an acceptance) before n8n stops
@@ -149,14 +219,22 @@ describe('n8n down while orders come (n8n\'s defaults; the option left at its de
 		await n8n.restart(async () => {
 			for (let i = 0; i < 3; i++) {
 				const { order, event } = await sandbox.control.createOrder({ brandId: BRAND });
-				missed.push({ orderId: order.id as number, eventId: String(event.id), createdAt: String(order.createdAt) });
+				missed.push({
+					orderId: order.id as number,
+					eventId: String(event.id),
+					createdAt: String(order.createdAt),
+				});
 			}
 			// each first attempt met a closed port
 			const firstAttempts = await waitFor('the first attempts', async () => {
-				const attempts = (await sandbox.control.deliveries()).filter((d) => missed.some((m) => m.eventId === d.eventId)).map((d) => d.attemptLog[0]);
+				const attempts = (await sandbox.control.deliveries())
+					.filter((d) => missed.some((m) => m.eventId === d.eventId))
+					.map((d) => d.attemptLog[0]);
 				return attempts.length === missed.length && attempts.every(Boolean) ? attempts : undefined;
 			});
-			expect(firstAttempts.map((a) => [a.statusCode, a.error])).toEqual(missed.map(() => [null, 'ECONNREFUSED']));
+			expect(firstAttempts.map((a) => [a.statusCode, a.error])).toEqual(
+				missed.map(() => [null, 'ECONNREFUSED']),
+			);
 		});
 		const backAt = Date.now();
 		await n8n.login();
@@ -167,9 +245,17 @@ describe('n8n down while orders come (n8n\'s defaults; the option left at its de
 
 		const first = await nextEvent();
 		const finishedAt = Date.parse(String(first.execution.stoppedAt));
-		expect(first.items.map((i) => [i.data.orderId, i.caughtUp === true])).toEqual([...missed.map((m) => [m.orderId, true]), [first.orderId, false]]);
+		expect(first.items.map((i) => [i.data.orderId, i.caughtUp === true])).toEqual([
+			...missed.map((m) => [m.orderId, true]),
+			[first.orderId, false],
+		]);
 		for (const [i, m] of missed.entries()) {
-			expect(first.items[i]).toMatchObject({ id: `caught_up_order.created_${m.orderId}`, type: 'order.created', createdAt: m.createdAt, data: { brandId: BRAND, orderId: m.orderId } });
+			expect(first.items[i]).toMatchObject({
+				id: `caught_up_order.created_${m.orderId}`,
+				type: 'order.created',
+				createdAt: m.createdAt,
+				data: { brandId: BRAND, orderId: m.orderId },
+			});
 		}
 		const window = first.items[0].catchUpWindow as { from: string; to: string };
 		expect(Date.parse(window.to)).toBe(Date.parse(first.eventCreatedAt) - IN_FLIGHT_MS);
@@ -184,8 +270,14 @@ describe('n8n down while orders come (n8n\'s defaults; the option left at its de
 		// the service's retries of the missed orders (1 minute after their first attempts): 2xx, nothing runs
 		const runsBefore = (await executions()).length;
 		const retried = (await sandbox.control.advanceClock(61)).attempts;
-		const retries = (await sandbox.control.deliveries()).filter((d) => missed.some((m) => m.eventId === d.eventId));
-		expect(retried.filter((a) => retries.some((d) => d.id === a.deliveryId)).map((a) => a.attempt.statusCode)).toEqual(missed.map(() => 200));
+		const retries = (await sandbox.control.deliveries()).filter((d) =>
+			missed.some((m) => m.eventId === d.eventId),
+		);
+		expect(
+			retried
+				.filter((a) => retries.some((d) => d.id === a.deliveryId))
+				.map((a) => a.attempt.statusCode),
+		).toEqual(missed.map(() => 200));
 		expect(retries.map((d) => [d.status, d.attempts])).toEqual(missed.map(() => ['Delivered', 2]));
 		await sleep(3000);
 		expect((await executions()).length).toBe(runsBefore);
@@ -194,15 +286,23 @@ describe('n8n down while orders come (n8n\'s defaults; the option left at its de
 		await n8n.restart();
 		await n8n.login();
 		const { id: endpointId } = await endpoint();
-		const originals = (await sandbox.control.deliveries(endpointId)).filter((d) => d.kind !== 'redelivery');
+		const originals = (await sandbox.control.deliveries(endpointId)).filter(
+			(d) => d.kind !== 'redelivery',
+		);
 		const again: Awaited<ReturnType<typeof sandbox.control.redeliver>>[] = [];
 		for (const d of originals) again.push(await sandbox.control.redeliver(d.id));
-		expect(again.map((d) => [d.eventType, d.responseStatusCode])).toEqual(originals.map((d) => [d.eventType, 200]));
+		expect(again.map((d) => [d.eventType, d.responseStatusCode])).toEqual(
+			originals.map((d) => [d.eventType, 200]),
+		);
 		await sleep(3000);
 		expect((await executions()).length).toBe(runsBefore);
 		const orderIds = await orderIdsRun();
 		const byNumber = (x: number, y: number) => x - y;
-		expect(orderIds.sort(byNumber)).toEqual([before.orderId, ...missed.map((m) => m.orderId), first.orderId].sort(byNumber));
-		console.log(`[e2e] after the restart ${again.length} events sent again (${originals.map((d) => d.eventType).join(', ')}): all 200, no run`);
+		expect(orderIds.sort(byNumber)).toEqual(
+			[before.orderId, ...missed.map((m) => m.orderId), first.orderId].sort(byNumber),
+		);
+		console.log(
+			`[e2e] after the restart ${again.length} events sent again (${originals.map((d) => d.eventType).join(', ')}): all 200, no run`,
+		);
 	});
 });

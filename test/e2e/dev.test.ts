@@ -24,7 +24,12 @@ let output = '';
 
 beforeAll(async () => {
 	folder = mkdtempSync(join(tmpdir(), 'mkt-dev-'));
-	ports = { n8n: await freePort(), sandbox: await freePort(), smtp: await freePort(), inbox: await freePort() };
+	ports = {
+		n8n: await freePort(),
+		sandbox: await freePort(),
+		smtp: await freePort(),
+		inbox: await freePort(),
+	};
 });
 afterAll(async () => {
 	await stopDev();
@@ -39,15 +44,40 @@ async function startDev(): Promise<string> {
 	const child = spawn(
 		defaultNodeBin,
 		[
-			'-r', 'ts-node/register/transpile-only', 'test/e2e/dev.ts', '--port', String(ports.n8n), '--sandbox-port', String(ports.sandbox),
-			'--smtp-port', String(ports.smtp), '--inbox-port', String(ports.inbox), '--folder', folder,
+			'-r',
+			'ts-node/register/transpile-only',
+			'test/e2e/dev.ts',
+			'--port',
+			String(ports.n8n),
+			'--sandbox-port',
+			String(ports.sandbox),
+			'--smtp-port',
+			String(ports.smtp),
+			'--inbox-port',
+			String(ports.inbox),
+			'--folder',
+			folder,
 		],
-		{ cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' } },
+		{
+			cwd: repoRoot,
+			stdio: ['ignore', 'pipe', 'pipe'],
+			env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1' },
+		},
 	);
 	running = child;
 	child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
 	child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-	await waitFor('the dev command to be ready', async () => (/\[dev\] ready in/.test(output) ? true : child.exitCode === null ? undefined : Promise.reject(new Error(output))), 180_000, 250);
+	await waitFor(
+		'the dev command to be ready',
+		async () =>
+			/\[dev\] ready in/.test(output)
+				? true
+				: child.exitCode === null
+					? undefined
+					: Promise.reject(new Error(output)),
+		180_000,
+		250,
+	);
 	return output;
 }
 
@@ -66,26 +96,39 @@ async function orderReachesN8n(): Promise<boolean> {
 	const control = new SandboxControl(`http://127.0.0.1:${ports.sandbox}`);
 	const { deliveryIds } = await control.createOrder({ brandId: 1 });
 	if (deliveryIds.length === 0) return false;
-	const delivered = await waitFor('the delivery to finish', async () => {
-		const all = await control.deliveries();
-		const mine = all.filter((d) => deliveryIds.includes(d.id));
-		return mine.every((d) => d.status !== 'Pending') ? mine : undefined;
-	}, 30_000);
+	const delivered = await waitFor(
+		'the delivery to finish',
+		async () => {
+			const all = await control.deliveries();
+			const mine = all.filter((d) => deliveryIds.includes(d.id));
+			return mine.every((d) => d.status !== 'Pending') ? mine : undefined;
+		},
+		30_000,
+	);
 	return delivered.every((d) => d.status === 'Delivered');
 }
 
 /** The inbox address the dev command printed beside the editor's. */
 const printedInbox = (log: string) => /mail inbox: +(http:\/\/127\.0\.0\.1:\d+)\//.exec(log)?.[1];
-const inboxMails = async (inbox: string) => (await (await fetch(`${inbox}/api/email`)).json()) as CaughtMail[];
-const isEveningReport = (m: CaughtMail) => m.to.some((t) => t.address === 'warehouse@example.com') && /^Evening packing /.test(m.subject);
+const inboxMails = async (inbox: string) =>
+	(await (await fetch(`${inbox}/api/email`)).json()) as CaughtMail[];
+const isEveningReport = (m: CaughtMail) =>
+	m.to.some((t) => t.address === 'warehouse@example.com') && /^Evening packing /.test(m.subject);
 
 /** "Execute workflow" on example (b) as the editor sends it: the owner's session, then a manual run from its trigger. */
 async function runEveningReport(): Promise<void> {
 	const base = `http://127.0.0.1:${ports.n8n}`;
 	const headers = { 'content-type': 'application/json', 'browser-id': 'dev-test' };
-	const login = await fetch(`${base}/rest/login`, { method: 'POST', headers, body: JSON.stringify({ emailOrLdapLoginId: OWNER.email, password: OWNER.password }) });
+	const login = await fetch(`${base}/rest/login`, {
+		method: 'POST',
+		headers,
+		body: JSON.stringify({ emailOrLdapLoginId: OWNER.email, password: OWNER.password }),
+	});
 	expect(login.status).toBe(200);
-	const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).find((c) => c.startsWith('n8n-auth='));
+	const cookie = login.headers
+		.getSetCookie()
+		.map((c) => c.split(';')[0])
+		.find((c) => c.startsWith('n8n-auth='));
 	const run = await fetch(`${base}/rest/workflows/${EVENING_PACK_WORKFLOW.id}/run`, {
 		method: 'POST',
 		headers: { ...headers, cookie: cookie ?? '' },
@@ -107,11 +150,17 @@ test('first start publishes the example trigger workflow; an order reaches n8n; 
 	expect(await page.text()).toMatch(/<title>MailDev<\/title>/);
 	expect(await inboxMails(inbox!)).toEqual([]);
 	await runEveningReport();
-	const [mail] = await waitFor('the evening report in the inbox', async () => {
-		const mails = (await inboxMails(inbox!)).filter(isEveningReport);
-		return mails.length ? mails : undefined;
-	}, 60_000);
-	expect(mail.subject).toMatch(/^Evening packing \d{4}-\d{2}-\d{2}: (\d+) of \1 orders packed, 0 failed$/);
+	const [mail] = await waitFor(
+		'the evening report in the inbox',
+		async () => {
+			const mails = (await inboxMails(inbox!)).filter(isEveningReport);
+			return mails.length ? mails : undefined;
+		},
+		60_000,
+	);
+	expect(mail.subject).toMatch(
+		/^Evening packing \d{4}-\d{2}-\d{2}: (\d+) of \1 orders packed, 0 failed$/,
+	);
 	expect(mail.text).toMatch(/Marked packed: +\d+/);
 	await stopDev();
 	expect(existsSync(join(folder, 'sandbox-state.json'))).toBe(true);

@@ -33,16 +33,30 @@ const repoRoot = resolve(__dirname, '..', '..');
 const workflowsDir = join(__dirname, 'workflows');
 
 /** The credential the example workflows in test/e2e/workflows reference. */
-export const DEMO_CREDENTIAL = { id: 'mktSandboxDemo01', name: 'Marketplace sandbox (demo key)', type: 'marketplaceApi' } as const;
+export const DEMO_CREDENTIAL = {
+	id: 'mktSandboxDemo01',
+	name: 'Marketplace sandbox (demo key)',
+	type: 'marketplaceApi',
+} as const;
 
 /** The SMTP credential the Send Email nodes of examples (b) and (c) use: the local mail catcher. */
-export const MAIL_CREDENTIAL = { id: 'mktDevMailSmtp01', name: 'Mail catcher (npm run dev)', type: 'smtp' } as const;
+export const MAIL_CREDENTIAL = {
+	id: 'mktDevMailSmtp01',
+	name: 'Mail catcher (npm run dev)',
+	type: 'smtp',
+} as const;
 
 /** Example workflow of story (a), "order arrives -> read it" (test/e2e/workflows/order-arrives.json). */
-export const ORDER_ARRIVES_WORKFLOW = { id: 'mktOrderArrives1', webhookId: '3d7c1a52-8e4b-4f0a-9c61-5a2e7b9d0a11' } as const;
+export const ORDER_ARRIVES_WORKFLOW = {
+	id: 'mktOrderArrives1',
+	webhookId: '3d7c1a52-8e4b-4f0a-9c61-5a2e7b9d0a11',
+} as const;
 
 /** Example workflow of story (b), the evening packing report by mail (test/e2e/workflows/evening-pack-and-report.json). */
-export const EVENING_PACK_WORKFLOW = { id: 'mktEveningPack01', startNode: 'Every Evening' } as const;
+export const EVENING_PACK_WORKFLOW = {
+	id: 'mktEveningPack01',
+	startNode: 'Every Evening',
+} as const;
 
 interface SandboxHandle {
 	baseUrl: string;
@@ -71,7 +85,9 @@ async function startSandbox(port: number, stateFile: string): Promise<SandboxHan
 	if (!existsSync(entry)) throw new Error(`the sandbox is not there yet (${entry})`);
 	// Loaded at run time so this file compiles and runs while the sandbox is missing or broken.
 	// eslint-disable-next-line @typescript-eslint/no-require-imports
-	const mod = require(entry) as { startSandbox(options: Record<string, unknown>): Promise<SandboxHandle> };
+	const mod = require(entry) as {
+		startSandbox(options: Record<string, unknown>): Promise<SandboxHandle>;
+	};
 	// allowHttpLoopback: n8n's webhook URL is http://127.0.0.1:<port>/webhook/...
 	return await mod.startSandbox({ port, host: '127.0.0.1', allowHttpLoopback: true, stateFile });
 }
@@ -81,7 +97,8 @@ async function main() {
 	// dev.ts counts from its own start.
 	const bootAt = Date.now();
 	const commandAt = Number(process.env.MKT_DEV_STARTED_AT_MS);
-	const startedAt = Number.isFinite(commandAt) && commandAt > 0 && commandAt <= bootAt ? commandAt : bootAt;
+	const startedAt =
+		Number.isFinite(commandAt) && commandAt > 0 && commandAt <= bootAt ? commandAt : bootAt;
 	const n8nPortWanted = Number(arg('port') ?? 5678);
 	const sandboxPort = Number(arg('sandbox-port') ?? 4010);
 	const userFolder = resolve(repoRoot, arg('folder') ?? join('tmp', 'dev-n8n'));
@@ -107,7 +124,9 @@ async function main() {
 	try {
 		mkdirSync(userFolder, { recursive: true });
 		sandbox = await startSandbox(sandboxPort, join(userFolder, 'sandbox-state.json'));
-		console.log(`[dev] sandbox at ${sandbox.baseUrl} (${sandbox.restored ? 'its data from the last run' : 'fresh demo data'})`);
+		console.log(
+			`[dev] sandbox at ${sandbox.baseUrl} (${sandbox.restored ? 'its data from the last run' : 'fresh demo data'})`,
+		);
 	} catch (e) {
 		console.warn(`[dev] sandbox not started: ${(e as Error).message}`);
 	}
@@ -118,15 +137,26 @@ async function main() {
 			webPort: await freeOr(Number(arg('inbox-port') ?? 1080)),
 			mailDir: join(userFolder, 'mail'),
 		});
-		console.log(`[dev] mail catcher (MailDev): SMTP on 127.0.0.1:${mail.smtpPort}, inbox at ${mail.webUrl}/`);
+		console.log(
+			`[dev] mail catcher (MailDev): SMTP on 127.0.0.1:${mail.smtpPort}, inbox at ${mail.webUrl}/`,
+		);
 	} catch (e) {
 		console.warn(`[dev] mail catcher not started: ${(e as Error).message}`);
 	}
 
 	console.log(`[dev] starting n8n 2.41.1 on port ${n8nPort} (first boot about 15 s) ...`);
-	n8n = await startN8n({ packageRoot: repoRoot, port: n8nPort, userFolder, echoLogs: flag('verbose'), failOnPackageError: false });
+	n8n = await startN8n({
+		packageRoot: repoRoot,
+		port: n8nPort,
+		userFolder,
+		echoLogs: flag('verbose'),
+		failOnPackageError: false,
+	});
 	const loadError = n8n.packageLoadError();
-	if (loadError) console.warn(`[dev] WARNING: n8n did not load this package (none of its nodes are available):\n${loadError}`);
+	if (loadError)
+		console.warn(
+			`[dev] WARNING: n8n did not load this package (none of its nodes are available):\n${loadError}`,
+		);
 	try {
 		await n8n.login();
 	} catch {
@@ -136,11 +166,14 @@ async function main() {
 	// Upserts by id (one CLI call, about 4 s), so the credentials follow the sandbox's current address
 	// and demo key, and the catcher's SMTP port.
 	const credentials = [
-		...(sandbox ? [{ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } }] : []),
+		...(sandbox
+			? [{ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } }]
+			: []),
 		...(mail ? [{ ...MAIL_CREDENTIAL, data: smtpCredentialData(mail) }] : []),
 	];
 	if (credentials.length) await n8n.importCredential(credentials);
-	const hasWorkflows = existsSync(workflowsDir) && readdirSync(workflowsDir).some((f) => f.endsWith('.json'));
+	const hasWorkflows =
+		existsSync(workflowsDir) && readdirSync(workflowsDir).some((f) => f.endsWith('.json'));
 	if (hasWorkflows && (freshFolder || flag('reimport'))) {
 		await n8n.importWorkflows(workflowsDir);
 		console.log(`[dev] imported the example workflows from ${workflowsDir}`);
@@ -150,51 +183,90 @@ async function main() {
 		try {
 			const api = await n8n.publicApi();
 			if (!sandbox.restored) {
-				const published = (await api.listWorkflows({ active: true })) as Array<{ id: string; name: string; nodes?: Array<{ type: string }> }>;
-				for (const workflow of published.filter((w) => w.nodes?.some((n) => n.type.endsWith('.marketplaceTrigger')))) {
+				const published = (await api.listWorkflows({ active: true })) as Array<{
+					id: string;
+					name: string;
+					nodes?: Array<{ type: string }>;
+				}>;
+				for (const workflow of published.filter((w) =>
+					w.nodes?.some((n) => n.type.endsWith('.marketplaceTrigger')),
+				)) {
 					await api.deactivateWorkflow(workflow.id);
 					await api.activateWorkflow(workflow.id);
 					await n8n.waitForActivation(workflow.id, 30_000);
-					console.log(`[dev] published "${workflow.name}" again: its trigger registered with this sandbox`);
+					console.log(
+						`[dev] published "${workflow.name}" again: its trigger registered with this sandbox`,
+					);
 				}
 			}
 			if (hasWorkflows && freshFolder) {
 				await api.activateWorkflow(ORDER_ARRIVES_WORKFLOW.id);
 				await n8n.waitForActivation(ORDER_ARRIVES_WORKFLOW.id, 30_000);
 			}
-			activated = (await api.getWorkflow(ORDER_ARRIVES_WORKFLOW.id).catch(() => undefined))?.active === true;
+			activated =
+				(await api.getWorkflow(ORDER_ARRIVES_WORKFLOW.id).catch(() => undefined))?.active === true;
 		} catch (e) {
-			console.warn(`[dev] could not publish the trigger workflows: ${(e as Error).message.slice(0, 500)}`);
+			console.warn(
+				`[dev] could not publish the trigger workflows: ${(e as Error).message.slice(0, 500)}`,
+			);
 		}
 	}
 
 	console.log('');
 	console.log(`  n8n editor:  ${n8n.baseUrl}/`);
-	if (mail) console.log(`  mail inbox:  ${mail.webUrl}/  (every mail n8n sends with the credential "${MAIL_CREDENTIAL.name}")`);
+	if (mail)
+		console.log(
+			`  mail inbox:  ${mail.webUrl}/  (every mail n8n sends with the credential "${MAIL_CREDENTIAL.name}")`,
+		);
 	console.log(`  login:       owner@example.com / Marketplace-Dev-1`);
 	if (sandbox) {
-		console.log(`  sandbox:     ${sandbox.baseUrl}  (credential "${DEMO_CREDENTIAL.name}" holds its demo key)`);
+		console.log(
+			`  sandbox:     ${sandbox.baseUrl}  (credential "${DEMO_CREDENTIAL.name}" holds its demo key)`,
+		);
 		if (mail) {
-			console.log(`  report:      open "Marketplace: every evening mark the day's orders packed and report" (${n8n.baseUrl}/workflow/${EVENING_PACK_WORKFLOW.id})`);
-			console.log('               and press "Execute workflow": it marks today\'s Created orders packed and mails the warehouse');
-			console.log('               a report, which the inbox shows (the first curl below makes an order to pack)');
+			console.log(
+				`  report:      open "Marketplace: every evening mark the day's orders packed and report" (${n8n.baseUrl}/workflow/${EVENING_PACK_WORKFLOW.id})`,
+			);
+			console.log(
+				'               and press "Execute workflow": it marks today\'s Created orders packed and mails the warehouse',
+			);
+			console.log(
+				'               a report, which the inbox shows (the first curl below makes an order to pack)',
+			);
 		}
 		if (activated) {
-			console.log(`  active:      "Marketplace: order arrives -> read it" (${n8n.baseUrl}/workflow/${ORDER_ARRIVES_WORKFLOW.id})`);
-			console.log('  events:      make the sandbox emit an order.created event (a new order), then see Executions:');
+			console.log(
+				`  active:      "Marketplace: order arrives -> read it" (${n8n.baseUrl}/workflow/${ORDER_ARRIVES_WORKFLOW.id})`,
+			);
+			console.log(
+				'  events:      make the sandbox emit an order.created event (a new order), then see Executions:',
+			);
 		} else {
-			console.log('  events:      activate a workflow with the Marketplace Trigger, then make the sandbox emit one, e.g.');
+			console.log(
+				'  events:      activate a workflow with the Marketplace Trigger, then make the sandbox emit one, e.g.',
+			);
 		}
-		console.log(`               curl -X POST ${sandbox.baseUrl}/_sandbox/orders -H 'content-type: application/json' -d '{"brandId":1}'`);
-		console.log(`               brand health (publish "Marketplace: brand health band entered -> alert" first to get its mail to the brand manager):`);
-		console.log(`               curl -X POST ${sandbox.baseUrl}/_sandbox/brand-health/2/band -H 'content-type: application/json' -d '{"dimension":"DeliveryPerformance","band":"Critical"}'`);
-		console.log(`               (control API: ${sandbox.baseUrl}/_sandbox/..., see test/sandbox/README.md)`);
+		console.log(
+			`               curl -X POST ${sandbox.baseUrl}/_sandbox/orders -H 'content-type: application/json' -d '{"brandId":1}'`,
+		);
+		console.log(
+			`               brand health (publish "Marketplace: brand health band entered -> alert" first to get its mail to the brand manager):`,
+		);
+		console.log(
+			`               curl -X POST ${sandbox.baseUrl}/_sandbox/brand-health/2/band -H 'content-type: application/json' -d '{"dimension":"DeliveryPerformance","band":"Critical"}'`,
+		);
+		console.log(
+			`               (control API: ${sandbox.baseUrl}/_sandbox/..., see test/sandbox/README.md)`,
+		);
 	}
 	console.log(`  data:        ${userFolder} (--fresh to start over)`);
 	console.log('  Ctrl-C stops n8n, the sandbox and the mail catcher.');
 	const seconds = (from: number, to: number) => ((to - from) / 1000).toFixed(1);
 	const readyAt = Date.now();
-	const parts = startedAt < bootAt ? ` (installs or their checks and the build ${seconds(startedAt, bootAt)} s, then n8n and the demo ${seconds(bootAt, readyAt)} s)` : '';
+	const parts =
+		startedAt < bootAt
+			? ` (installs or their checks and the build ${seconds(startedAt, bootAt)} s, then n8n and the demo ${seconds(bootAt, readyAt)} s)`
+			: '';
 	console.log(`[dev] ready in ${seconds(startedAt, readyAt)} s${parts}`);
 }
 

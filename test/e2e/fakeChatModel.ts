@@ -19,7 +19,9 @@ export interface ModelRequest {
 }
 
 /** What the model answers: a text, or calls of tools it was offered (arguments as an object). */
-export type ModelTurn = { text: string } | { toolCalls: Array<{ name: string; args: Record<string, unknown> }> };
+export type ModelTurn =
+	| { text: string }
+	| { toolCalls: Array<{ name: string; args: Record<string, unknown> }> };
 
 export interface FakeChatModel {
 	/** Base URL for the OpenAI credential's `url` (ends in /v1, as n8n's default does). */
@@ -48,7 +50,9 @@ function completion(model: string, turn: ModelTurn) {
 		object: 'chat.completion',
 		created: Math.floor(Date.now() / 1000),
 		model,
-		choices: [{ index: 0, message, logprobs: null, finish_reason: 'text' in turn ? 'stop' : 'tool_calls' }],
+		choices: [
+			{ index: 0, message, logprobs: null, finish_reason: 'text' in turn ? 'stop' : 'tool_calls' },
+		],
 		usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
 	};
 }
@@ -60,18 +64,28 @@ function streamChunks(model: string, turn: ModelTurn): string {
 	const delta =
 		'text' in turn
 			? { role: 'assistant', content: message.content }
-			: { role: 'assistant', content: null, tool_calls: message.tool_calls.map((c: Json, index: number) => ({ index, ...c })) };
+			: {
+					role: 'assistant',
+					content: null,
+					tool_calls: message.tool_calls.map((c: Json, index: number) => ({ index, ...c })),
+				};
 	const base = { id: full.id, object: 'chat.completion.chunk', created: full.created, model };
 	return [
 		{ ...base, choices: [{ index: 0, delta, finish_reason: null }] },
-		{ ...base, choices: [{ index: 0, delta: {}, finish_reason: full.choices[0].finish_reason }], usage: full.usage },
+		{
+			...base,
+			choices: [{ index: 0, delta: {}, finish_reason: full.choices[0].finish_reason }],
+			usage: full.usage,
+		},
 	]
 		.map((c) => `data: ${JSON.stringify(c)}\n\n`)
 		.concat('data: [DONE]\n\n')
 		.join('');
 }
 
-export async function startFakeChatModel(decide: (body: Json) => ModelTurn): Promise<FakeChatModel> {
+export async function startFakeChatModel(
+	decide: (body: Json) => ModelTurn,
+): Promise<FakeChatModel> {
 	const requests: ModelRequest[] = [];
 	const server: Server = createServer((req, res) => {
 		let raw = '';
@@ -80,7 +94,12 @@ export async function startFakeChatModel(decide: (body: Json) => ModelTurn): Pro
 			const path = (req.url ?? '').split('?')[0];
 			if (req.method === 'GET' && path.endsWith('/models')) {
 				res.writeHead(200, { 'content-type': 'application/json' });
-				res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake-order-model', object: 'model', owned_by: 'test' }] }));
+				res.end(
+					JSON.stringify({
+						object: 'list',
+						data: [{ id: 'fake-order-model', object: 'model', owned_by: 'test' }],
+					}),
+				);
 				return;
 			}
 			if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {
@@ -120,6 +139,7 @@ export async function startFakeChatModel(decide: (body: Json) => ModelTurn): Pro
 	return {
 		baseUrl: `http://127.0.0.1:${port}/v1`,
 		requests,
-		close: async () => await new Promise<void>((resolveClose) => server.close(() => resolveClose())),
+		close: async () =>
+			await new Promise<void>((resolveClose) => server.close(() => resolveClose())),
 	};
 }

@@ -7,7 +7,12 @@ import type { Json } from '../json';
 export const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
 
 /** Polls `fn` until it returns something other than undefined. */
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 200): Promise<T> {
+export async function waitFor<T>(
+	what: string,
+	fn: () => Promise<T | undefined>,
+	timeoutMs = 30_000,
+	everyMs = 200,
+): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	let lastError: unknown;
 	while (Date.now() < deadline) {
@@ -19,7 +24,9 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>,
 		}
 		await sleep(everyMs);
 	}
-	throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+	throw new Error(
+		`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`,
+	);
 }
 
 /** The JSON of the items a node output in an execution (first run, first output). */
@@ -31,10 +38,15 @@ export function nodeOutput(execution: { data?: Json }, nodeName: string, outputI
 }
 
 /** Every finished execution of a workflow, with data, oldest first. */
-export async function executionsOf(api: PublicApi, workflowId: string): Promise<ExecutionSummary[]> {
+export async function executionsOf(
+	api: PublicApi,
+	workflowId: string,
+): Promise<ExecutionSummary[]> {
 	const list = await api.listExecutions({ workflowId, includeData: true });
 	// n8n 1.x can list a run as ended while its data is still the '[]' placeholder: such a run is not finished yet.
-	return list.filter((e) => e.stoppedAt && e.data?.resultData !== undefined).sort((a, b) => Number(a.id) - Number(b.id));
+	return list
+		.filter((e) => e.stoppedAt && e.data?.resultData !== undefined)
+		.sort((a, b) => Number(a.id) - Number(b.id));
 }
 
 /** Step timings printed at the end of the suite. */
@@ -55,6 +67,8 @@ export class Timings {
 	}
 
 	report(): string {
-		return this.steps.map(([label, ms]) => `  ${(ms / 1000).toFixed(2).padStart(7)} s  ${label}`).join('\n');
+		return this.steps
+			.map(([label, ms]) => `  ${(ms / 1000).toFixed(2).padStart(7)} s  ${label}`)
+			.join('\n');
 	}
 }

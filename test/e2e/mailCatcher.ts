@@ -41,7 +41,11 @@ export interface MailCatcherHandle {
 	/** Every mail caught so far, oldest first. */
 	mails(): Promise<CaughtMail[]>;
 	/** Resolves with the caught mails once `count` of them match `filter` (all mails by default). */
-	waitForMails(count: number, filter?: (mail: CaughtMail) => boolean, timeoutMs?: number): Promise<CaughtMail[]>;
+	waitForMails(
+		count: number,
+		filter?: (mail: CaughtMail) => boolean,
+		timeoutMs?: number,
+	): Promise<CaughtMail[]>;
 	/** Empties the inbox. */
 	clear(): Promise<void>;
 	/** Everything MailDev printed. */
@@ -62,7 +66,15 @@ export interface StartMailCatcherOptions {
 
 /** The `smtp` credential's data for a catcher on loopback: no TLS (MailDev's STARTTLS certificate is self-signed), no login. */
 export function smtpCredentialData(catcher: { smtpPort: number }) {
-	return { user: '', password: '', host: '127.0.0.1', port: catcher.smtpPort, secure: false, disableStartTls: true, hostName: '' };
+	return {
+		user: '',
+		password: '',
+		host: '127.0.0.1',
+		port: catcher.smtpPort,
+		secure: false,
+		disableStartTls: true,
+		hostName: '',
+	};
 }
 
 const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
@@ -77,8 +89,11 @@ const smtpAnswers = async (port: number): Promise<boolean> =>
 		socket.once('error', () => r(false));
 	});
 
-export async function startMailCatcher(opts: StartMailCatcherOptions = {}): Promise<MailCatcherHandle> {
-	if (!existsSync(maildevBin)) throw new Error(`maildev is not installed at ${maildevBin}: run .ci/bootstrap`);
+export async function startMailCatcher(
+	opts: StartMailCatcherOptions = {},
+): Promise<MailCatcherHandle> {
+	if (!existsSync(maildevBin))
+		throw new Error(`maildev is not installed at ${maildevBin}: run .ci/bootstrap`);
 	const smtpPort = opts.smtpPort ?? (await freePort());
 	const webPort = opts.webPort ?? (await freePort());
 	const ownDir = opts.mailDir === undefined;
@@ -86,8 +101,24 @@ export async function startMailCatcher(opts: StartMailCatcherOptions = {}): Prom
 	const webUrl = `http://127.0.0.1:${webPort}`;
 	// Both listeners on loopback only (MailDev's defaults are all interfaces); a folder of our own,
 	// because without one MailDev 3 writes every instance's mails into the same /tmp/maildev.
-	const args = [maildevBin, '--smtp', String(smtpPort), '--ip', '127.0.0.1', '--web', String(webPort), '--web-ip', '127.0.0.1', '--mail-directory', mailDir];
-	const child: ChildProcess = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+	const args = [
+		maildevBin,
+		'--smtp',
+		String(smtpPort),
+		'--ip',
+		'127.0.0.1',
+		'--web',
+		String(webPort),
+		'--web-ip',
+		'127.0.0.1',
+		'--mail-directory',
+		mailDir,
+	];
+	const child: ChildProcess = spawn(process.execPath, args, {
+		cwd: repoRoot,
+		stdio: ['ignore', 'pipe', 'pipe'],
+		detached: true,
+	});
 	let output = '';
 	child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
 	child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -123,17 +154,26 @@ export async function startMailCatcher(opts: StartMailCatcherOptions = {}): Prom
 		}
 		if (Date.now() > deadline) {
 			await close();
-			throw new Error(`maildev not ready within ${opts.readyTimeoutMs ?? 30_000} ms:\n${output.slice(-3000)}`);
+			throw new Error(
+				`maildev not ready within ${opts.readyTimeoutMs ?? 30_000} ms:\n${output.slice(-3000)}`,
+			);
 		}
-		const web = await fetch(`${webUrl}/api/healthz`).then((r) => r.ok, () => false);
+		const web = await fetch(`${webUrl}/api/healthz`).then(
+			(r) => r.ok,
+			() => false,
+		);
 		if (web && (await smtpAnswers(smtpPort))) break;
 		await sleep(150);
 	}
 
 	const api = async <T>(method: string, path: string): Promise<T> => {
-		const res = await fetch(`${webUrl}/api${path}`, { method, headers: { accept: 'application/json' } });
+		const res = await fetch(`${webUrl}/api${path}`, {
+			method,
+			headers: { accept: 'application/json' },
+		});
 		const text = await res.text();
-		if (!res.ok) throw new Error(`${method} ${webUrl}/api${path} -> ${res.status}: ${text.slice(0, 500)}`);
+		if (!res.ok)
+			throw new Error(`${method} ${webUrl}/api${path} -> ${res.status}: ${text.slice(0, 500)}`);
 		return (text ? JSON.parse(text) : undefined) as T;
 	};
 	const mails = async () => await api<CaughtMail[]>('GET', '/email');
@@ -150,7 +190,9 @@ export async function startMailCatcher(opts: StartMailCatcherOptions = {}): Prom
 				if (last.length >= count) return last;
 				await sleep(150);
 			}
-			throw new Error(`${last.length} of ${count} mails arrived within ${timeoutMs} ms: ${JSON.stringify(last.map((m) => m.subject))}`);
+			throw new Error(
+				`${last.length} of ${count} mails arrived within ${timeoutMs} ms: ${JSON.stringify(last.map((m) => m.subject))}`,
+			);
 		},
 		clear: async () => {
 			await api('DELETE', '/email/all');

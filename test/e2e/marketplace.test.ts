@@ -18,7 +18,12 @@ import { startSandbox, type SandboxHandle } from '../sandbox';
 import type { LoggedRequest } from '../sandbox/requestLog';
 import { DEMO_CREDENTIAL, MAIL_CREDENTIAL, ORDER_ARRIVES_WORKFLOW } from './dev';
 import { executionsOf, nodeOutput, sleep, Timings, waitFor } from './kit';
-import { smtpCredentialData, startMailCatcher, type CaughtMail, type MailCatcherHandle } from './mailCatcher';
+import {
+	smtpCredentialData,
+	startMailCatcher,
+	type CaughtMail,
+	type MailCatcherHandle,
+} from './mailCatcher';
 import { startN8n, type N8nHandle, type PublicApi } from './n8n';
 import type { Json } from '../json';
 
@@ -57,17 +62,27 @@ const lastSeq = async (): Promise<number> => {
 	return all.length ? all[all.length - 1].seq : 0;
 };
 const webhookUrl = (webhookId: string) => `${n8n.baseUrl}/webhook/${webhookId}/webhook`;
-const endpointsAt = async (webhookId: string) => (await sandbox.control.endpoints()).filter((e) => e.url === webhookUrl(webhookId));
-const webhookExecutions = async (workflowId: string) => (await executionsOf(api, workflowId)).filter((e) => e.mode === 'webhook');
+const endpointsAt = async (webhookId: string) =>
+	(await sandbox.control.endpoints()).filter((e) => e.url === webhookUrl(webhookId));
+const webhookExecutions = async (workflowId: string) =>
+	(await executionsOf(api, workflowId)).filter((e) => e.mode === 'webhook');
 /** Executions started by the active poller (not the editor's manual runs). */
-const pollExecutions = async () => (await executionsOf(api, WF.polling)).filter((e) => e.mode === 'trigger');
+const pollExecutions = async () =>
+	(await executionsOf(api, WF.polling)).filter((e) => e.mode === 'trigger');
 
 function manualWorkflow(id: string, name: string, node: Record<string, unknown>) {
 	return {
 		id,
 		name,
 		nodes: [
-			{ id: `${id}-start`, name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+			{
+				id: `${id}-start`,
+				name: 'Start',
+				type: 'n8n-nodes-base.manualTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {},
+			},
 			{ id: `${id}-node`, typeVersion: 1, position: [260, 0], credentials: CRED_REF, ...node },
 		],
 		connections: { Start: { main: [[{ node: node.name, type: 'main', index: 0 }]] } },
@@ -76,9 +91,13 @@ function manualWorkflow(id: string, name: string, node: Record<string, unknown>)
 }
 
 beforeAll(async () => {
-	sandbox = await timings.time('sandbox start', () => startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true }));
+	sandbox = await timings.time('sandbox start', () =>
+		startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true }),
+	);
 	mail = await timings.time('mail catcher start', () => startMailCatcher());
-	n8n = await timings.time('n8n first boot (to editor line + readiness)', () => startN8n({ packageRoot: repoRoot }));
+	n8n = await timings.time('n8n first boot (to editor line + readiness)', () =>
+		startN8n({ packageRoot: repoRoot }),
+	);
 	await timings.time('owner setup + login', async () => {
 		await n8n.setupOwner();
 		await n8n.login();
@@ -89,9 +108,11 @@ beforeAll(async () => {
 			{ ...MAIL_CREDENTIAL, data: smtpCredentialData(mail) },
 		]),
 	);
-	await timings.time('CLI import:workflow (test/e2e/workflows)', () => n8n.importWorkflows(join(__dirname, 'workflows')));
+	await timings.time('CLI import:workflow (test/e2e/workflows)', () =>
+		n8n.importWorkflows(join(__dirname, 'workflows')),
+	);
 	api = await n8n.publicApi();
-	await timings.time('REST create the suite\'s own workflows', async () => {
+	await timings.time("REST create the suite's own workflows", async () => {
 		await n8n.createWorkflow(
 			manualWorkflow(WF.products, 'e2e: all products', {
 				name: 'All Products',
@@ -100,7 +121,10 @@ beforeAll(async () => {
 			}),
 		);
 		const badCredential = { name: 'Marketplace (unknown key)', type: 'marketplaceApi' };
-		const badId = await n8n.createCredential({ ...badCredential, data: { baseUrl: sandbox.baseUrl, apiKey: BAD_KEY } });
+		const badId = await n8n.createCredential({
+			...badCredential,
+			data: { baseUrl: sandbox.baseUrl, apiKey: BAD_KEY },
+		});
 		await n8n.createWorkflow(
 			manualWorkflow(WF.badKey, 'e2e: order read with an unknown key', {
 				name: 'Get Order',
@@ -129,19 +153,27 @@ describe('the package in n8n 2.41.1', () => {
 	test('loads without errors or warnings about it; three node types and the credential type exist', async () => {
 		expect(n8n.packageLoadError()).toBeUndefined();
 		const logLines = n8n.logs().split('\n');
-		const aboutUs = logLines.filter((l) => /marketplace/i.test(l) && /error|warn|fail|deprecat/i.test(l));
+		const aboutUs = logLines.filter(
+			(l) => /marketplace/i.test(l) && /error|warn|fail|deprecat/i.test(l),
+		);
 		expect(aboutUs).toEqual([]);
 
 		// What the editor loads: /types/nodes.json names the types `<package>.<nodeName>`.
-		const served = (await (await n8n.fetch('/types/nodes.json')).json()) as Array<{ name: string; displayName: string }>;
+		const served = (await (await n8n.fetch('/types/nodes.json')).json()) as Array<{
+			name: string;
+			displayName: string;
+		}>;
 		const ours = served.filter((t) => t.name.startsWith(`${PKG}.`));
 		// usableAsTool: n8n also derives `marketplaceTool` (the action node as an AI agent tool).
-		expect(ours.map((t) => t.name).sort()).toEqual([...Object.values(TYPES), `${PKG}.marketplaceTool`].sort());
-		expect(ours.filter((t) => t.name !== `${PKG}.marketplaceTool`).map((t) => t.displayName).sort()).toEqual([
-			'Marketplace',
-			'Marketplace Polling Trigger',
-			'Marketplace Trigger',
-		]);
+		expect(ours.map((t) => t.name).sort()).toEqual(
+			[...Object.values(TYPES), `${PKG}.marketplaceTool`].sort(),
+		);
+		expect(
+			ours
+				.filter((t) => t.name !== `${PKG}.marketplaceTool`)
+				.map((t) => t.displayName)
+				.sort(),
+		).toEqual(['Marketplace', 'Marketplace Polling Trigger', 'Marketplace Trigger']);
 		// each node's one version: the trigger's is 2
 		const described = await n8n.rest<Array<{ name: string }>>('POST', '/node-types', {
 			nodeInfos: [
@@ -152,7 +184,9 @@ describe('the package in n8n 2.41.1', () => {
 		});
 		expect(described).toHaveLength(3);
 
-		const credentialTypes = (await (await n8n.fetch('/types/credentials.json')).json()) as Array<{ name: string }>;
+		const credentialTypes = (await (await n8n.fetch('/types/credentials.json')).json()) as Array<{
+			name: string;
+		}>;
 		expect(credentialTypes.map((c) => c.name)).toContain('marketplaceApi');
 	});
 
@@ -167,62 +201,101 @@ describe('the package in n8n 2.41.1', () => {
 		const bad = await test('mk_not_a_real_key');
 		expect(bad.status).toBe('Error');
 		expect(bad.message).not.toContain('mk_not_a_real_key');
-		console.log(`[e2e] credential test answers: good ${JSON.stringify(good)}; bad ${JSON.stringify(bad)}`);
+		console.log(
+			`[e2e] credential test answers: good ${JSON.stringify(good)}; bad ${JSON.stringify(bad)}`,
+		);
 
 		// A request that fails authentication is logged without a route name: match the path.
-		const seen = (await sandbox.control.requests(since)).filter((r) => r.path === '/v1/webhook-endpoints');
-		expect(seen[0]).toMatchObject({ method: 'GET', status: 200, headers: { authorization: `Bearer ${sandbox.demoApiKey}` } });
+		const seen = (await sandbox.control.requests(since)).filter(
+			(r) => r.path === '/v1/webhook-endpoints',
+		);
+		expect(seen[0]).toMatchObject({
+			method: 'GET',
+			status: 200,
+			headers: { authorization: `Bearer ${sandbox.demoApiKey}` },
+		});
 		const refused = seen.slice(1);
 		// n8n 2.41.1 sends a request that met 401 once more (its re-authentication retry, for every
 		// credential type): one or two refused requests, all with the bad key.
 		expect(refused.length).toBeGreaterThanOrEqual(1);
-		expect(refused.every((r) => r.status === 401 && r.headers.authorization === 'Bearer mk_not_a_real_key')).toBe(true);
+		expect(
+			refused.every(
+				(r) => r.status === 401 && r.headers.authorization === 'Bearer mk_not_a_real_key',
+			),
+		).toBe(true);
 		console.log(`[e2e] credential test with a bad key: ${refused.length} request(s) answered 401`);
 	});
 });
 
 describe('pickers in the editor (Marketplace node)', () => {
 	// What the editor posts when a user opens a picker or a loaded dropdown (DynamicNodeParametersController).
-	const editorCall = async <T>(endpoint: 'resource-locator-results' | 'options', body: Record<string, unknown>) =>
+	const editorCall = async <T>(
+		endpoint: 'resource-locator-results' | 'options',
+		body: Record<string, unknown>,
+	) =>
 		await n8n.rest<T>('POST', `/dynamic-node-parameters/${endpoint}`, {
 			nodeTypeAndVersion: { name: TYPES.action, version: 1 },
 			credentials: CRED_REF,
 			...body,
 		});
 
-	test('Brand and Webhook Endpoint lists, with search, and the brand\'s health categories', async () => {
+	test("Brand and Webhook Endpoint lists, with search, and the brand's health categories", async () => {
 		const since = await lastSeq();
-		const brands = await editorCall<{ results: Array<{ name: string; value: string }> }>('resource-locator-results', {
-			path: 'brandId',
-			methodName: 'searchBrands',
-			currentNodeParameters: { resource: 'brandHealth', operation: 'get' },
-		});
-		const stored = (await sandbox.control.state<{ id: number; name: string }>('brands')).filter((b) => b.id <= 5);
-		expect(brands.results).toEqual(stored.map((b) => ({ name: `${b.name} (${b.id})`, value: String(b.id) })));
+		const brands = await editorCall<{ results: Array<{ name: string; value: string }> }>(
+			'resource-locator-results',
+			{
+				path: 'brandId',
+				methodName: 'searchBrands',
+				currentNodeParameters: { resource: 'brandHealth', operation: 'get' },
+			},
+		);
+		const stored = (await sandbox.control.state<{ id: number; name: string }>('brands')).filter(
+			(b) => b.id <= 5,
+		);
+		expect(brands.results).toEqual(
+			stored.map((b) => ({ name: `${b.name} (${b.id})`, value: String(b.id) })),
+		);
 		const searched = await editorCall<{ results: unknown[] }>('resource-locator-results', {
 			path: 'brandId',
 			methodName: 'searchBrands',
 			filter: stored[0].name,
 			currentNodeParameters: { resource: 'brandHealth', operation: 'get' },
 		});
-		expect(searched.results).toContainEqual({ name: `${stored[0].name} (${stored[0].id})`, value: String(stored[0].id) });
-
-		const endpoints = await editorCall<{ results: Array<{ name: string; value: string }> }>('resource-locator-results', {
-			path: 'endpointId',
-			methodName: 'searchWebhookEndpoints',
-			currentNodeParameters: { resource: 'webhookEndpoint', operation: 'get' },
+		expect(searched.results).toContainEqual({
+			name: `${stored[0].name} (${stored[0].id})`,
+			value: String(stored[0].id),
 		});
-		expect(endpoints.results.every((e) => /^https?:\/\/\S+ \((Enabled|Disabled)\)$/.test(e.name))).toBe(true);
+
+		const endpoints = await editorCall<{ results: Array<{ name: string; value: string }> }>(
+			'resource-locator-results',
+			{
+				path: 'endpointId',
+				methodName: 'searchWebhookEndpoints',
+				currentNodeParameters: { resource: 'webhookEndpoint', operation: 'get' },
+			},
+		);
+		expect(
+			endpoints.results.every((e) => /^https?:\/\/\S+ \((Enabled|Disabled)\)$/.test(e.name)),
+		).toBe(true);
 
 		const categories = await editorCall<Array<{ name: string; value: string }>>('options', {
 			path: 'filters.categories',
 			methodName: 'getBrandHealthCategories',
-			currentNodeParameters: { resource: 'brandHealth', operation: 'get', brandId: { __rl: true, mode: 'list', value: '2' } },
+			currentNodeParameters: {
+				resource: 'brandHealth',
+				operation: 'get',
+				brandId: { __rl: true, mode: 'list', value: '2' },
+			},
 		});
 		expect(categories).toContainEqual({ name: 'Home, Garden', value: 'Home, Garden' });
 		// each list is one request with the credential's key
 		const paths = (await sandbox.control.requests(since)).map((r) => `${r.method} ${r.path}`);
-		expect(paths).toEqual(['GET /v1/brands', 'GET /v1/brands', 'GET /v1/webhook-endpoints', 'GET /v1/brand-health']);
+		expect(paths).toEqual([
+			'GET /v1/brands',
+			'GET /v1/brands',
+			'GET /v1/webhook-endpoints',
+			'GET /v1/brand-health',
+		]);
 	});
 
 	test('a workflow with a picked brand and category runs', async () => {
@@ -239,12 +312,19 @@ describe('pickers in the editor (Marketplace node)', () => {
 		await n8n.createWorkflow(workflow);
 		const execution = await n8n.runWorkflow(workflow.id);
 		expect(execution.status).toBe('success');
-		expect(nodeOutput(execution, 'Brand Health')).toEqual([expect.objectContaining({ categories: ['Home, Garden'] })]);
+		expect(nodeOutput(execution, 'Brand Health')).toEqual([
+			expect.objectContaining({ categories: ['Home, Garden'] }),
+		]);
 	});
 });
 
 /** State of the polling test, shared by its two halves (activated early, checked late). */
-const polling = { activatedAt: 0, activationSeq: 0, ordersAfterActivation: [] as number[], staticDataAfterActivation: undefined as unknown };
+const polling = {
+	activatedAt: 0,
+	activationSeq: 0,
+	ordersAfterActivation: [] as number[],
+	staticDataAfterActivation: undefined as unknown,
+};
 
 describe('Marketplace Polling Trigger, part 1', () => {
 	test('activates (its first poll runs at activation and starts from now: no execution for older orders)', async () => {
@@ -262,7 +342,10 @@ describe('Marketplace Polling Trigger, part 1', () => {
 					typeVersion: 1,
 					position: [0, 0],
 					credentials: CRED_REF,
-					parameters: { events: ['created'], pollTimes: { item: [{ mode: 'custom', cronExpression: `${second} * * * * *` }] } },
+					parameters: {
+						events: ['created'],
+						pollTimes: { item: [{ mode: 'custom', cronExpression: `${second} * * * * *` }] },
+					},
 				},
 			],
 			connections: {},
@@ -284,18 +367,24 @@ describe('Marketplace Polling Trigger, part 1', () => {
 		expect(startDate).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
 		// from now minus the default overlap of 10 minutes
 		expect(Math.abs(Date.now() - 10 * 60_000 - Date.parse(startDate))).toBeLessThan(30_000);
-		polling.staticDataAfterActivation = (await n8n.rest<Json>('GET', `/workflows/${WF.polling}`)).staticData ?? null;
+		polling.staticDataAfterActivation =
+			(await n8n.rest<Json>('GET', `/workflows/${WF.polling}`)).staticData ?? null;
 
-		for (const brandId of [4, 5]) polling.ordersAfterActivation.push((await sandbox.control.createOrder({ brandId })).order.id);
+		for (const brandId of [4, 5])
+			polling.ordersAfterActivation.push((await sandbox.control.createOrder({ brandId })).order.id);
 		expect(await pollExecutions()).toEqual([]);
 	});
 });
 
 describe('action workflows, headless', () => {
 	test('`n8n execute` (CLI): product Return All walks every page with limit 100: ceil(N/100) requests', async () => {
-		const inScope = (await sandbox.control.state<{ brandId: number }>('products')).filter((p) => p.brandId <= 5).length;
+		const inScope = (await sandbox.control.state<{ brandId: number }>('products')).filter(
+			(p) => p.brandId <= 5,
+		).length;
 		const since = await lastSeq();
-		const run = await timings.time('CLI n8n execute (products Return All)', () => n8n.runWorkflowCli(WF.products));
+		const run = await timings.time('CLI n8n execute (products Return All)', () =>
+			n8n.runWorkflowCli(WF.products),
+		);
 		expect(run.code).toBe(0);
 		const items = nodeOutput(run.output as Json, 'All Products');
 		expect(items).toHaveLength(inScope);
@@ -314,10 +403,16 @@ describe('action workflows, headless', () => {
 		const text = JSON.stringify(error);
 		expect(text).toMatch(/unauthorized|401/i);
 		expect(text).not.toContain(BAD_KEY);
-		const sent = (await sandbox.control.requests(since)).filter((r) => r.path === '/v1/orders/1001');
+		const sent = (await sandbox.control.requests(since)).filter(
+			(r) => r.path === '/v1/orders/1001',
+		);
 		expect(sent.length).toBeGreaterThanOrEqual(1);
-		expect(sent.every((r) => r.status === 401 && r.headers.authorization === `Bearer ${BAD_KEY}`)).toBe(true);
-		console.log(`[e2e] one order read with an unknown key: ${sent.length} request(s) answered 401; n8n error message: ${String(error?.message).slice(0, 200)}`);
+		expect(
+			sent.every((r) => r.status === 401 && r.headers.authorization === `Bearer ${BAD_KEY}`),
+		).toBe(true);
+		console.log(
+			`[e2e] one order read with an unknown key: ${sent.length} request(s) answered 401; n8n error message: ${String(error?.message).slice(0, 200)}`,
+		);
 	});
 
 	test('"On Error: Continue (using error output)": a 404 item takes the error branch, the others the main branch', async () => {
@@ -326,14 +421,24 @@ describe('action workflows, headless', () => {
 			id,
 			name: 'e2e: error output',
 			nodes: [
-				{ id: 'eo-start', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+				{
+					id: 'eo-start',
+					name: 'Start',
+					type: 'n8n-nodes-base.manualTrigger',
+					typeVersion: 1,
+					position: [0, 0],
+					parameters: {},
+				},
 				{
 					id: 'eo-items',
 					name: 'Order IDs',
 					type: 'n8n-nodes-base.code',
 					typeVersion: 2,
 					position: [200, 0],
-					parameters: { jsCode: 'return [{ json: { o: 1001 } }, { json: { o: 999999 } }, { json: { o: 1002 } }];' },
+					parameters: {
+						jsCode:
+							'return [{ json: { o: 1001 } }, { json: { o: 999999 } }, { json: { o: 1002 } }];',
+					},
 				},
 				{
 					id: 'eo-get',
@@ -345,13 +450,32 @@ describe('action workflows, headless', () => {
 					onError: 'continueErrorOutput',
 					parameters: { resource: 'order', operation: 'get', orderId: '={{ $json.o }}' },
 				},
-				{ id: 'eo-found', name: 'Found', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [600, -100], parameters: {} },
-				{ id: 'eo-failed', name: 'Failed', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [600, 100], parameters: {} },
+				{
+					id: 'eo-found',
+					name: 'Found',
+					type: 'n8n-nodes-base.noOp',
+					typeVersion: 1,
+					position: [600, -100],
+					parameters: {},
+				},
+				{
+					id: 'eo-failed',
+					name: 'Failed',
+					type: 'n8n-nodes-base.noOp',
+					typeVersion: 1,
+					position: [600, 100],
+					parameters: {},
+				},
 			],
 			connections: {
 				Start: { main: [[{ node: 'Order IDs', type: 'main', index: 0 }]] },
 				'Order IDs': { main: [[{ node: 'Get Order', type: 'main', index: 0 }]] },
-				'Get Order': { main: [[{ node: 'Found', type: 'main', index: 0 }], [{ node: 'Failed', type: 'main', index: 0 }]] },
+				'Get Order': {
+					main: [
+						[{ node: 'Found', type: 'main', index: 0 }],
+						[{ node: 'Failed', type: 'main', index: 0 }],
+					],
+				},
 			},
 			settings: { executionOrder: 'v1' },
 		});
@@ -360,21 +484,39 @@ describe('action workflows, headless', () => {
 		expect(nodeOutput(ex, 'Found').map((o) => o.id)).toEqual([1001, 1002]);
 		const failed = nodeOutput(ex, 'Failed');
 		expect(failed).toHaveLength(1);
-		expect(failed[0]).toMatchObject({ o: 999999, error: expect.stringMatching(/^not-found \(404\)/), details: { httpCode: '404' } });
+		expect(failed[0]).toMatchObject({
+			o: 999999,
+			error: expect.stringMatching(/^not-found \(404\)/),
+			details: { httpCode: '404' },
+		});
 	});
 
-	test('story (b) via REST run: today\'s Created orders read, marked packed in one batch (a 500 retried with the same key), reported by mail to the warehouse (also 0 of 0, and an order cancelled meanwhile)', async () => {
+	test("story (b) via REST run: today's Created orders read, marked packed in one batch (a 500 retried with the same key), reported by mail to the warehouse (also 0 of 0, and an order cancelled meanwhile)", async () => {
 		// A few orders of today besides the seed's.
 		for (const brandId of [1, 2, 3]) await sandbox.control.createOrder({ brandId });
-		const before = await sandbox.control.state<{ id: number; brandId: number; status: string; createdAt: string }>('orders');
+		const before = await sandbox.control.state<{
+			id: number;
+			brandId: number;
+			status: string;
+			createdAt: string;
+		}>('orders');
 		const since = await lastSeq();
 		// The first mark-packed attempt fails with 500 before any effect: the node retries it.
-		await sandbox.control.injectFault({ route: 'markOrdersPacked', mode: '500', when: 'before', count: 1 });
+		await sandbox.control.injectFault({
+			route: 'markOrdersPacked',
+			mode: '500',
+			when: 'before',
+			count: 1,
+		});
 
-		const ex = await timings.time('REST run: evening pack and report (one 500 retried)', () => n8n.runWorkflow(WF.eveningPack));
+		const ex = await timings.time('REST run: evening pack and report (one 500 retried)', () =>
+			n8n.runWorkflow(WF.eveningPack),
+		);
 		expect(ex.status).toBe('success');
 
-		const reads = (await requestsOf('listOrders', since)).filter((r) => r.rawQuery.includes('statuses=Created'));
+		const reads = (await requestsOf('listOrders', since)).filter((r) =>
+			r.rawQuery.includes('statuses=Created'),
+		);
 		expect(reads).toHaveLength(1);
 		const query = new URLSearchParams(reads[0].rawQuery);
 		expect([...query.keys()].sort()).toEqual(['startDate', 'statuses']);
@@ -384,7 +526,9 @@ describe('action workflows, headless', () => {
 		expect(Date.now() - startDate).toBeLessThan(24 * 3600 * 1000);
 		// The demo key's brand scope is brands 1-5 (test/sandbox/README.md).
 		const expected = before
-			.filter((o) => o.status === 'Created' && o.brandId <= 5 && Date.parse(o.createdAt) >= startDate)
+			.filter(
+				(o) => o.status === 'Created' && o.brandId <= 5 && Date.parse(o.createdAt) >= startDate,
+			)
 			.map((o) => o.id);
 		expect(expected.length).toBeGreaterThanOrEqual(3);
 
@@ -395,26 +539,43 @@ describe('action workflows, headless', () => {
 		expect(keys.size).toBe(Math.ceil(expected.length / 100));
 		expect([...keys][0]).toBeTruthy();
 		expect(attempts[1].body).toBe(attempts[0].body);
-		expect((JSON.parse(attempts[1].body) as { orderIds: number[] }).orderIds.sort()).toEqual([...expected].sort());
+		expect((JSON.parse(attempts[1].body) as { orderIds: number[] }).orderIds.sort()).toEqual(
+			[...expected].sort(),
+		);
 
 		const packed = nodeOutput(ex, 'Mark Packed');
-		expect(packed.map((r) => [r.orderId, r.success, r.status])).toEqual(expected.map((id) => [id, true, 'Packed']));
+		expect(packed.map((r) => [r.orderId, r.success, r.status])).toEqual(
+			expected.map((id) => [id, true, 'Packed']),
+		);
 		const [report] = nodeOutput(ex, 'Packing Report');
-		expect(report).toMatchObject({ ordersFound: expected.length, packed: expected.length, failed: 0 });
-		expect(report.report).toMatch(new RegExp(`${expected.length} of ${expected.length} Created order\\(s\\) marked packed, 0 failed`));
+		expect(report).toMatchObject({
+			ordersFound: expected.length,
+			packed: expected.length,
+			failed: 0,
+		});
+		expect(report.report).toMatch(
+			new RegExp(
+				`${expected.length} of ${expected.length} Created order\\(s\\) marked packed, 0 failed`,
+			),
+		);
 
 		const after = await sandbox.control.state<{ id: number; status: string }>('orders');
 		for (const id of expected) expect(after.find((o) => o.id === id)?.status).toBe('Packed');
 
 		// The Send Email node's report, as it arrived at the SMTP catcher.
 		const n = expected.length;
-		const toWarehouse = (m: CaughtMail) => m.envelope.to.some((t) => t.address === 'warehouse@example.com');
+		const toWarehouse = (m: CaughtMail) =>
+			m.envelope.to.some((t) => t.address === 'warehouse@example.com');
 		const [first] = await mail.waitForMails(1, toWarehouse);
 		expect(first.from).toEqual([{ address: 'n8n@example.com', name: 'Marketplace automation' }]);
 		expect(first.to).toEqual([{ address: 'warehouse@example.com', name: 'Warehouse' }]);
 		expect(report.date).toMatch(/^\d{4}-\d\d-\d\d$/);
-		expect(first.subject).toBe(`Evening packing ${report.date}: ${n} of ${n} orders packed, 0 failed`);
-		expect(first.text).toMatch(new RegExp(`Orders found: +${n}\nMarked packed: +${n}\nFailed: +0\n`));
+		expect(first.subject).toBe(
+			`Evening packing ${report.date}: ${n} of ${n} orders packed, 0 failed`,
+		);
+		expect(first.text).toMatch(
+			new RegExp(`Orders found: +${n}\nMarked packed: +${n}\nFailed: +0\n`),
+		);
 		expect(first.text).toContain(`Packed orders: ${expected.join(', ')}\nNo failures.`);
 
 		// Run again: nothing Created today is left, the report still comes (0 of 0), nothing is written.
@@ -422,7 +583,9 @@ describe('action workflows, headless', () => {
 		const again = await n8n.runWorkflow(WF.eveningPack);
 		expect(again.status).toBe('success');
 		expect(nodeOutput(again, 'Mark Packed')).toEqual([]);
-		expect(nodeOutput(again, 'Packing Report')).toMatchObject([{ ordersFound: 0, packed: 0, failed: 0 }]);
+		expect(nodeOutput(again, 'Packing Report')).toMatchObject([
+			{ ordersFound: 0, packed: 0, failed: 0 },
+		]);
 		expect(await requestsOf('markOrdersPacked', againSince)).toEqual([]);
 		const [, second] = await mail.waitForMails(2, toWarehouse);
 		expect(second.subject).toBe(`Evening packing ${report.date}: 0 of 0 orders packed, 0 failed`);
@@ -432,16 +595,28 @@ describe('action workflows, headless', () => {
 		// mark-packed request until then): the service refuses that one, and the mail names it and why.
 		const { order: kept } = await sandbox.control.createOrder({ brandId: 1 });
 		const { order: cancelled } = await sandbox.control.createOrder({ brandId: 2 });
-		await sandbox.control.injectFault({ route: 'markOrdersPacked', mode: 'hang', when: 'before', count: 1, hangMs: 20_000 });
+		await sandbox.control.injectFault({
+			route: 'markOrdersPacked',
+			mode: 'hang',
+			when: 'before',
+			count: 1,
+			hangMs: 20_000,
+		});
 		const third = n8n.runWorkflow(WF.eveningPack);
-		await waitFor('the mark-packed request to be held', async () => ((await sandbox.control.faults()).faults.length === 0 ? true : undefined));
+		await waitFor('the mark-packed request to be held', async () =>
+			(await sandbox.control.faults()).faults.length === 0 ? true : undefined,
+		);
 		await sandbox.control.cancelOrder(cancelled.id);
 		await sandbox.control.advanceClockMs(20_000);
 		expect((await third).status).toBe('success');
 		const [, , withFailure] = await mail.waitForMails(3, toWarehouse);
-		expect(withFailure.subject).toBe(`Evening packing ${report.date}: 1 of 2 orders packed, 1 failed`);
+		expect(withFailure.subject).toBe(
+			`Evening packing ${report.date}: 1 of 2 orders packed, 1 failed`,
+		);
 		expect(withFailure.text).toContain(`Packed orders: ${kept.id}\n`);
-		expect(withFailure.text).toContain(`Failed (please check these orders in the marketplace):\n- ${cancelled.id}: order ${cancelled.id} is Cancelled, only Created orders can be packed`);
+		expect(withFailure.text).toContain(
+			`Failed (please check these orders in the marketplace):\n- ${cancelled.id}: order ${cancelled.id} is Cancelled, only Created orders can be packed`,
+		);
 	});
 });
 
@@ -462,22 +637,33 @@ describe('Marketplace Trigger in a real n8n', () => {
 			return list.length ? list : undefined;
 		});
 		const { order, event } = await sandbox.control.createOrder({ brandId: 1 });
-		const ex = await waitFor('the manual execution', async () => (await executionsOf(api, WF.orderArrives)).find((e) => e.mode === 'manual'));
+		const ex = await waitFor('the manual execution', async () =>
+			(await executionsOf(api, WF.orderArrives)).find((e) => e.mode === 'manual'),
+		);
 		expect(ex.status).toBe('success');
-		expect(nodeOutput(ex, 'Order Created')[0]).toMatchObject({ id: event.id, data: { orderId: order.id } });
+		expect(nodeOutput(ex, 'Order Created')[0]).toMatchObject({
+			id: event.id,
+			data: { orderId: order.id },
+		});
 		expect(nodeOutput(ex, 'Get Order')).toMatchObject([{ id: order.id }]);
-		await waitFor('the test endpoint to be deleted', async () => ((await sandbox.control.endpoints()).some((e) => e.id === registered.id) ? undefined : true));
+		await waitFor('the test endpoint to be deleted', async () =>
+			(await sandbox.control.endpoints()).some((e) => e.id === registered.id) ? undefined : true,
+		);
 		expect(await sandbox.control.endpoints()).toEqual([]);
 	});
 
-	test('activation registers one endpoint at the sandbox for n8n\'s production webhook URL', async () => {
+	test("activation registers one endpoint at the sandbox for n8n's production webhook URL", async () => {
 		await timings.time('webhook trigger: activate + publication', async () => {
 			await api.activateWorkflow(WF.orderArrives);
 			await n8n.waitForActivation(WF.orderArrives);
 		});
 		const endpoints = await endpointsAt(ORDER_ARRIVES_WORKFLOW.webhookId);
 		expect(endpoints).toHaveLength(1);
-		expect(endpoints[0]).toMatchObject({ status: 'Enabled', eventTypes: ['order.created'], ownerUserId: 1 });
+		expect(endpoints[0]).toMatchObject({
+			status: 'Enabled',
+			eventTypes: ['order.created'],
+			ownerUserId: 1,
+		});
 		endpointId = endpoints[0].id;
 	});
 
@@ -494,14 +680,28 @@ describe('Marketplace Trigger in a real n8n', () => {
 		timings.add('webhook: event emitted -> execution finished and listed', Date.now() - t);
 		expect(ex.status).toBe('success');
 		expect(nodeOutput(ex, 'Order Created')).toEqual([
-			{ id: event.id, type: 'order.created', createdAt: event.createdAt, data: { brandId: 1, orderId: order.id } },
+			{
+				id: event.id,
+				type: 'order.created',
+				createdAt: event.createdAt,
+				data: { brandId: 1, orderId: order.id },
+			},
 		]);
-		expect(nodeOutput(ex, 'Get Order')).toMatchObject([{ id: order.id, brandId: 1, status: 'Created' }]);
+		expect(nodeOutput(ex, 'Get Order')).toMatchObject([
+			{ id: order.id, brandId: 1, status: 'Created' },
+		]);
 
 		// before it, the activation check's test delivery: answered 401 by the trigger's route (n8n saves the secret after create())
 		const deliveries = await sandbox.control.deliveries(endpointId);
-		expect(deliveries.map((d) => [d.kind, d.eventType, d.responseStatusCode])).toEqual([['test', 'webhook.test', 401], ['event', 'order.created', 200]]);
-		expect(deliveries.find((d) => d.id === firstDeliveryId)).toMatchObject({ status: 'Delivered', attempts: 1, responseStatusCode: 200 });
+		expect(deliveries.map((d) => [d.kind, d.eventType, d.responseStatusCode])).toEqual([
+			['test', 'webhook.test', 401],
+			['event', 'order.created', 200],
+		]);
+		expect(deliveries.find((d) => d.id === firstDeliveryId)).toMatchObject({
+			status: 'Delivered',
+			attempts: 1,
+			responseStatusCode: 200,
+		});
 		await sleep(1000);
 		expect(await webhookExecutions(WF.orderArrives)).toHaveLength(1);
 	});
@@ -509,12 +709,21 @@ describe('Marketplace Trigger in a real n8n', () => {
 	test('a tampered or stale delivery gets 401 and starts nothing; a duplicate starts nothing', async () => {
 		const results = {
 			tamperedBody: (await sandbox.control.send(endpointId, { tamper: 'body' })).statusCode,
-			tamperedSignature: (await sandbox.control.send(endpointId, { tamper: 'signature' })).statusCode,
+			tamperedSignature: (await sandbox.control.send(endpointId, { tamper: 'signature' }))
+				.statusCode,
 			tamperedId: (await sandbox.control.send(endpointId, { tamper: 'id' })).statusCode,
-			staleBy6Minutes: (await sandbox.control.send(endpointId, { timestampOffsetSeconds: -360 })).statusCode,
-			futureBy6Minutes: (await sandbox.control.send(endpointId, { timestampOffsetSeconds: 360 })).statusCode,
+			staleBy6Minutes: (await sandbox.control.send(endpointId, { timestampOffsetSeconds: -360 }))
+				.statusCode,
+			futureBy6Minutes: (await sandbox.control.send(endpointId, { timestampOffsetSeconds: 360 }))
+				.statusCode,
 		};
-		expect(results).toEqual({ tamperedBody: 401, tamperedSignature: 401, tamperedId: 401, staleBy6Minutes: 401, futureBy6Minutes: 401 });
+		expect(results).toEqual({
+			tamperedBody: 401,
+			tamperedSignature: 401,
+			tamperedId: 401,
+			staleBy6Minutes: 401,
+			futureBy6Minutes: 401,
+		});
 
 		const duplicate = await sandbox.control.redeliver(firstDeliveryId);
 		const lastAttempt = duplicate.attemptLog[duplicate.attemptLog.length - 1];
@@ -528,26 +737,42 @@ describe('Marketplace Trigger in a real n8n', () => {
 		const before = (await webhookExecutions(WF.orderArrives)).length;
 		const copyId = `msg_e2e_copies_${Date.now()}`;
 		const copies = await Promise.all(
-			[0, 1, 2, 3].map(() => sandbox.control.send(endpointId, { event: { id: copyId, type: 'order.created', data: { brandId: 1, orderId: 1001 } } })),
+			[0, 1, 2, 3].map(() =>
+				sandbox.control.send(endpointId, {
+					event: { id: copyId, type: 'order.created', data: { brandId: 1, orderId: 1001 } },
+				}),
+			),
 		);
 		expect(copies.map((c) => c.statusCode)).toEqual([200, 200, 200, 200]);
 		const distinct = await Promise.all(
 			[0, 1, 2, 3, 4, 5].map((i) =>
-				sandbox.control.send(endpointId, { event: { id: `msg_e2e_distinct_${i}_${Date.now()}`, type: 'order.created', data: { brandId: 1, orderId: 1001 } } }),
+				sandbox.control.send(endpointId, {
+					event: {
+						id: `msg_e2e_distinct_${i}_${Date.now()}`,
+						type: 'order.created',
+						data: { brandId: 1, orderId: 1001 },
+					},
+				}),
 			),
 		);
 		expect(distinct.map((c) => c.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
 		acceptedBeforeRestart.push(copyId, ...distinct.map((d) => d.webhookId));
-		await waitFor('seven executions', async () => ((await webhookExecutions(WF.orderArrives)).length >= before + 7 ? true : undefined));
+		await waitFor('seven executions', async () =>
+			(await webhookExecutions(WF.orderArrives)).length >= before + 7 ? true : undefined,
+		);
 		await sleep(1500);
-		const ids = (await webhookExecutions(WF.orderArrives)).slice(before).map((e) => nodeOutput(e, 'Order Created')[0].id);
+		const ids = (await webhookExecutions(WF.orderArrives))
+			.slice(before)
+			.map((e) => nodeOutput(e, 'Order Created')[0].id);
 		expect(ids.filter((id) => id === copyId)).toHaveLength(1);
 		expect(ids.sort()).toEqual([copyId, ...distinct.map((d) => d.webhookId)].sort());
 	});
 
 	test('an untouched signed delivery of a new event via the same path does start one run (control for the 401s)', async () => {
 		const before = (await webhookExecutions(WF.orderArrives)).length;
-		const sent = await sandbox.control.send(endpointId, { event: { type: 'order.created', data: { brandId: 1, orderId: 1001 } } });
+		const sent = await sandbox.control.send(endpointId, {
+			event: { type: 'order.created', data: { brandId: 1, orderId: 1001 } },
+		});
 		expect(sent.statusCode).toBe(200);
 		const list = await waitFor('one more execution', async () => {
 			const l = await webhookExecutions(WF.orderArrives);
@@ -557,12 +782,18 @@ describe('Marketplace Trigger in a real n8n', () => {
 		acceptedBeforeRestart.push(sent.webhookId);
 	});
 
-	test('every answer is the trigger\'s own JSON: 12 accepted in a row, a duplicate, an unsubscribed type', async () => {
+	test("every answer is the trigger's own JSON: 12 accepted in a row, a duplicate, an unsubscribed type", async () => {
 		const before = (await webhookExecutions(WF.orderArrives)).length;
-		const secret = (await sandbox.control.endpoints()).find((e) => e.id === endpointId)!.secret as string;
+		const secret = (await sandbox.control.endpoints()).find((e) => e.id === endpointId)!
+			.secret as string;
 		const url = webhookUrl(ORDER_ARRIVES_WORKFLOW.webhookId);
 		const post = async (id: string, type = 'order.created') => {
-			const body = JSON.stringify({ id, type, createdAt: new Date().toISOString(), data: { brandId: 1, orderId: 1001 } });
+			const body = JSON.stringify({
+				id,
+				type,
+				createdAt: new Date().toISOString(),
+				data: { brandId: 1, orderId: 1001 },
+			});
 			const timestamp = new Date();
 			const res = await fetch(url, {
 				method: 'POST',
@@ -579,9 +810,14 @@ describe('Marketplace Trigger in a real n8n', () => {
 		const ids = Array.from({ length: 12 }, (_, i) => `msg_e2e_body_${i}_${Date.now()}`);
 		for (const id of ids) expect(await post(id)).toEqual([200, { received: true, id }]);
 		expect(await post(ids[0])).toEqual([200, { received: true, ignored: 'duplicate', id: ids[0] }]);
-		expect(await post(`msg_e2e_other_${Date.now()}`, 'order.shipped')).toEqual([200, { received: true, ignored: 'event-type-not-subscribed', type: 'order.shipped' }]);
+		expect(await post(`msg_e2e_other_${Date.now()}`, 'order.shipped')).toEqual([
+			200,
+			{ received: true, ignored: 'event-type-not-subscribed', type: 'order.shipped' },
+		]);
 		acceptedBeforeRestart.push(...ids);
-		await waitFor('twelve executions', async () => ((await webhookExecutions(WF.orderArrives)).length >= before + 12 ? true : undefined));
+		await waitFor('twelve executions', async () =>
+			(await webhookExecutions(WF.orderArrives)).length >= before + 12 ? true : undefined,
+		);
 	});
 
 	test('story (c), activated over a Disabled endpoint at its URL: adopted and re-enabled; band entered -> brand health read -> alert (with the missed-events notice) mailed to the brand manager; band_exited starts nothing', async () => {
@@ -589,7 +825,11 @@ describe('Marketplace Trigger in a real n8n', () => {
 		const serviceApi = async (method: string, path: string, body: unknown) => {
 			const res = await fetch(`${sandbox.baseUrl}${path}`, {
 				method,
-				headers: { authorization: `Bearer ${sandbox.demoApiKey}`, 'content-type': 'application/json', 'idempotency-key': `e2e-${Date.now()}-${Math.random()}` },
+				headers: {
+					authorization: `Bearer ${sandbox.demoApiKey}`,
+					'content-type': 'application/json',
+					'idempotency-key': `e2e-${Date.now()}-${Math.random()}`,
+				},
 				body: JSON.stringify(body),
 			});
 			expect(res.status).toBeLessThan(300);
@@ -610,10 +850,20 @@ describe('Marketplace Trigger in a real n8n', () => {
 		const atUrl = await endpointsAt(BRAND_HEALTH_WEBHOOK_ID);
 		expect(atUrl).toHaveLength(1);
 		const [endpoint] = atUrl;
-		expect(endpoint).toMatchObject({ id: preexistingId, eventTypes: ['brand_health.band_entered'], status: 'Enabled' });
+		expect(endpoint).toMatchObject({
+			id: preexistingId,
+			eventTypes: ['brand_health.band_entered'],
+			status: 'Enabled',
+		});
 
-		const { events } = await sandbox.control.setBand(2, { dimension: 'DeliveryPerformance', band: 'Critical' });
-		expect(events.map((e) => e.event.type).sort()).toEqual(['brand_health.band_entered', 'brand_health.band_exited']);
+		const { events } = await sandbox.control.setBand(2, {
+			dimension: 'DeliveryPerformance',
+			band: 'Critical',
+		});
+		expect(events.map((e) => e.event.type).sort()).toEqual([
+			'brand_health.band_entered',
+			'brand_health.band_exited',
+		]);
 		const [ex] = await waitFor('the alert execution', async () => {
 			const l = await webhookExecutions(WF.brandHealth);
 			return l.length > 0 ? l : undefined;
@@ -622,19 +872,40 @@ describe('Marketplace Trigger in a real n8n', () => {
 		const entered = events.find((e) => e.event.type === 'brand_health.band_entered')!.event;
 		expect(nodeOutput(ex, 'Band Entered')[0]).toMatchObject({ id: entered.id, data: entered.data });
 		expect(nodeOutput(ex, 'Get Brand Health')[0]).toMatchObject({ brandId: 2 });
-		expect(nodeOutput(ex, 'Band Entered')[0].notice).toMatchObject({ missedUntil: expect.any(String) });
+		expect(nodeOutput(ex, 'Band Entered')[0].notice).toMatchObject({
+			missedUntil: expect.any(String),
+		});
 		// what the trigger recovers by itself (orders, with Catch Up Missed Orders) and what it does not
-		expect(nodeOutput(ex, 'Band Entered')[0].notice?.message).toMatch(/brand health changes of that window are not recovered/);
+		expect(nodeOutput(ex, 'Band Entered')[0].notice?.message).toMatch(
+			/brand health changes of that window are not recovered/,
+		);
 		const [alert] = nodeOutput(ex, 'Alert');
-		expect(alert).toMatchObject({ severity: 'high', brandId: 2, eventId: entered.id, message: 'Brand 2: DeliveryPerformance entered band Critical' });
-		expect(alert.dimensionsNow.every((d: { dimension: string; band: string }) => d.dimension === 'DeliveryPerformance' && d.band === 'Critical')).toBe(true);
+		expect(alert).toMatchObject({
+			severity: 'high',
+			brandId: 2,
+			eventId: entered.id,
+			message: 'Brand 2: DeliveryPerformance entered band Critical',
+		});
+		expect(
+			alert.dimensionsNow.every(
+				(d: { dimension: string; band: string }) =>
+					d.dimension === 'DeliveryPerformance' && d.band === 'Critical',
+			),
+		).toBe(true);
 		// The Send Email node's alert to the brand manager, as it arrived at the SMTP catcher.
-		const [alertMail] = await mail.waitForMails(1, (m) => m.envelope.to.some((t) => t.address === 'brand-manager@example.com'));
+		const [alertMail] = await mail.waitForMails(1, (m) =>
+			m.envelope.to.some((t) => t.address === 'brand-manager@example.com'),
+		);
 		expect(alertMail.to).toEqual([{ address: 'brand-manager@example.com', name: 'Brand manager' }]);
-		expect(alertMail.subject).toBe('Brand health alert for brand 2: DeliveryPerformance entered band Critical');
-		expect(alertMail.text).toContain("brand 2's DeliveryPerformance has entered the band Critical, which needs action.");
+		expect(alertMail.subject).toBe(
+			'Brand health alert for brand 2: DeliveryPerformance entered band Critical',
+		);
+		expect(alertMail.text).toContain(
+			"brand 2's DeliveryPerformance has entered the band Critical, which needs action.",
+		);
 		expect(alert.dimensionsNow.length).toBeGreaterThan(0);
-		for (const d of alert.dimensionsNow) expect(alertMail.text).toContain(`- ${d.category}: Critical (score ${d.score})`);
+		for (const d of alert.dimensionsNow)
+			expect(alertMail.text).toContain(`- ${d.category}: Critical (score ${d.score})`);
 		expect(alertMail.text).toContain(`Severity: high`);
 		expect(alertMail.text).toContain(`Event: ${entered.id}`);
 
@@ -642,8 +913,12 @@ describe('Marketplace Trigger in a real n8n', () => {
 		await sleep(1000);
 		const deliveries = await sandbox.control.deliveries(endpoint.id);
 		// the activation check's test delivery was refused 401 (signed with the adopted endpoint's secret, which n8n did not hold yet)
-		expect(deliveries.filter((d) => d.kind === 'test').map((d) => d.responseStatusCode)).toEqual([401]);
-		expect(deliveries.filter((d) => d.kind !== 'test').every((d) => d.status === 'Delivered')).toBe(true);
+		expect(deliveries.filter((d) => d.kind === 'test').map((d) => d.responseStatusCode)).toEqual([
+			401,
+		]);
+		expect(deliveries.filter((d) => d.kind !== 'test').every((d) => d.status === 'Delivered')).toBe(
+			true,
+		);
 		expect(await webhookExecutions(WF.brandHealth)).toHaveLength(1);
 	});
 	// Clearing the one-time notice in webhook() must reach n8n's database (the trigger answers the
@@ -656,12 +931,20 @@ describe('Marketplace Trigger in a real n8n', () => {
 			return l.length > before ? l : undefined;
 		});
 		const item = nodeOutput(list[before], 'Band Entered')[0];
-		console.log(`[e2e] second event after the re-enable carries the notice: ${item.notice !== undefined}`);
+		console.log(
+			`[e2e] second event after the re-enable carries the notice: ${item.notice !== undefined}`,
+		);
 		expect(item.notice).toBeUndefined();
 		// A band that needs no action reaches the brand manager as an update, not an alert.
-		const toManager = await mail.waitForMails(2, (m) => m.envelope.to.some((t) => t.address === 'brand-manager@example.com'));
-		expect(toManager[1].subject).toBe('Brand health update for brand 2: DeliveryPerformance entered band Good');
-		expect(toManager[1].text).toContain("brand 2's DeliveryPerformance has entered the band Good.\n");
+		const toManager = await mail.waitForMails(2, (m) =>
+			m.envelope.to.some((t) => t.address === 'brand-manager@example.com'),
+		);
+		expect(toManager[1].subject).toBe(
+			'Brand health update for brand 2: DeliveryPerformance entered band Good',
+		);
+		expect(toManager[1].text).toContain(
+			"brand 2's DeliveryPerformance has entered the band Good.\n",
+		);
 	});
 });
 
@@ -681,14 +964,18 @@ describe('Marketplace Polling Trigger, part 2', () => {
 		timings.add('polling: waited for the scheduled poll (beyond the other tests)', Date.now() - t);
 		timings.add('polling: activation -> orders reported', Date.now() - polling.activatedAt);
 		const reported = executions.flatMap((e) => nodeOutput(e, 'New Orders'));
-		for (const id of polling.ordersAfterActivation) expect(reported.filter((o) => o.id === id)).toHaveLength(1);
+		for (const id of polling.ordersAfterActivation)
+			expect(reported.filter((o) => o.id === id)).toHaveLength(1);
 		expect(reported.every((o) => o.change?.kind === 'created')).toBe(true);
 		expect(executions.every((e) => e.mode === 'trigger' && e.status === 'success')).toBe(true);
 		// Every order reported was created after activation (the trigger starts from now).
 		const created = new Set([...polling.ordersAfterActivation]);
 		const all = await sandbox.control.state<{ id: number; createdAt: string }>('orders');
 		for (const o of reported) {
-			if (!created.has(o.id)) expect(Date.parse(all.find((x) => x.id === o.id)!.createdAt)).toBeGreaterThanOrEqual(polling.activatedAt - 60_000);
+			if (!created.has(o.id))
+				expect(Date.parse(all.find((x) => x.id === o.id)!.createdAt)).toBeGreaterThanOrEqual(
+					polling.activatedAt - 60_000,
+				);
 		}
 		const staticData = (await n8n.rest<Json>('GET', `/workflows/${WF.polling}`)).staticData ?? null;
 		console.log(
@@ -703,8 +990,12 @@ describe('Marketplace Polling Trigger, manual run', () => {
 		const ex = await n8n.runWorkflow(WF.polling, 'New Orders');
 		expect(ex.mode).toBe('manual');
 		expect(ex.status).toBe('success');
-		const orders = await sandbox.control.state<{ id: number; brandId: number; createdAt: string }>('orders');
-		const newest = orders.filter((o) => o.brandId <= 5).sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt))[0];
+		const orders = await sandbox.control.state<{ id: number; brandId: number; createdAt: string }>(
+			'orders',
+		);
+		const newest = orders
+			.filter((o) => o.brandId <= 5)
+			.sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt))[0];
 		const sample = nodeOutput(ex, 'New Orders');
 		expect(sample).toHaveLength(1);
 		expect(sample[0]).toMatchObject({ id: newest.id, change: { kind: 'created' } });
@@ -730,16 +1021,28 @@ describe('after a restart of n8n', () => {
 		betweenOrder = between.order.id;
 		await waitFor('the execution of the event sent before the restart', async () => {
 			const l = await webhookExecutions(WF.orderArrives);
-			return l.some((e) => nodeOutput(e, 'Order Created')[0]?.id === between.event.id) ? l : undefined;
+			return l.some((e) => nodeOutput(e, 'Order Created')[0]?.id === between.event.id)
+				? l
+				: undefined;
 		});
 		// Five events at once, then nothing for a few seconds: their ids must be saved without any
 		// later delivery to carry them (checked after the restart, below).
 		const burst = await Promise.all(
-			[0, 1, 2, 3, 4].map((i) => sandbox.control.send(endpointId, { event: { id: `msg_e2e_burst_${i}_${Date.now()}`, type: 'order.created', data: { brandId: 1, orderId: 1001 } } })),
+			[0, 1, 2, 3, 4].map((i) =>
+				sandbox.control.send(endpointId, {
+					event: {
+						id: `msg_e2e_burst_${i}_${Date.now()}`,
+						type: 'order.created',
+						data: { brandId: 1, orderId: 1001 },
+					},
+				}),
+			),
 		);
 		expect(burst.map((b) => b.statusCode)).toEqual([200, 200, 200, 200, 200]);
 		acceptedBeforeRestart.push(...burst.map((b) => b.webhookId));
-		await waitFor('the burst\'s executions', async () => ((await webhookExecutions(WF.orderArrives)).length >= executedBefore + 6 ? true : undefined));
+		await waitFor("the burst's executions", async () =>
+			(await webhookExecutions(WF.orderArrives)).length >= executedBefore + 6 ? true : undefined,
+		);
 		await sleep(3000);
 		const seq = await lastSeq();
 		restartSeq = seq;
@@ -748,12 +1051,20 @@ describe('after a restart of n8n', () => {
 		await n8n.waitForActivation(WF.orderArrives);
 		await n8n.waitForActivation(WF.polling);
 		const endpointsAfter = await sandbox.control.endpoints();
-		expect(endpointsAfter.map((e) => [e.id, e.url, e.status])).toEqual(endpointsBefore.map((e) => [e.id, e.url, e.status]));
-		const lifecycle = (await sandbox.control.requests(seq)).filter((r) => /WebhookEndpoint/.test(r.route ?? ''));
-		console.log(`[e2e] webhook-endpoint requests during the restart: ${JSON.stringify(lifecycle.map((r) => `${r.method} ${r.path}`))}`);
+		expect(endpointsAfter.map((e) => [e.id, e.url, e.status])).toEqual(
+			endpointsBefore.map((e) => [e.id, e.url, e.status]),
+		);
+		const lifecycle = (await sandbox.control.requests(seq)).filter((r) =>
+			/WebhookEndpoint/.test(r.route ?? ''),
+		);
+		console.log(
+			`[e2e] webhook-endpoint requests during the restart: ${JSON.stringify(lifecycle.map((r) => `${r.method} ${r.path}`))}`,
+		);
 		expect(lifecycle.filter((r) => r.method !== 'GET')).toEqual([]);
 
-		const delivered = (await sandbox.control.deliveries(endpointId)).find((d) => d.id === between.deliveryIds[0])!;
+		const delivered = (await sandbox.control.deliveries(endpointId)).find(
+			(d) => d.id === between.deliveryIds[0],
+		)!;
 		expect(delivered.status).toBe('Delivered');
 
 		const duplicate = await sandbox.control.redeliver(firstDeliveryId);
@@ -766,7 +1077,9 @@ describe('after a restart of n8n', () => {
 		const post = list.find((e) => nodeOutput(e, 'Order Created')[0]?.id === event.id)!;
 		expect(nodeOutput(post, 'Get Order')).toMatchObject([{ id: order.id }]);
 		await sleep(1500);
-		const ids = (await webhookExecutions(WF.orderArrives)).map((e) => nodeOutput(e, 'Order Created')[0].id);
+		const ids = (await webhookExecutions(WF.orderArrives)).map(
+			(e) => nodeOutput(e, 'Order Created')[0].id,
+		);
 		expect(ids).toHaveLength(executedBefore + 7);
 		expect(new Set(ids).size).toBe(ids.length);
 		expect(ids).toEqual(expect.arrayContaining([firstEventId, between.event.id, event.id]));
@@ -779,12 +1092,20 @@ describe('after a restart of n8n', () => {
 	test('dedup survives a restart: events accepted before it, sent again after it, start no second run', async () => {
 		const before = (await webhookExecutions(WF.orderArrives)).length;
 		const resent = await Promise.all(
-			acceptedBeforeRestart.map((id) => sandbox.control.send(endpointId, { event: { id, type: 'order.created', data: { brandId: 1, orderId: 1001 } } })),
+			acceptedBeforeRestart.map((id) =>
+				sandbox.control.send(endpointId, {
+					event: { id, type: 'order.created', data: { brandId: 1, orderId: 1001 } },
+				}),
+			),
 		);
 		expect(resent.map((r) => r.statusCode)).toEqual(acceptedBeforeRestart.map(() => 200));
 		await sleep(2000);
-		const rerun = (await webhookExecutions(WF.orderArrives)).slice(before).map((e) => nodeOutput(e, 'Order Created')[0].id);
-		console.log(`[e2e] events accepted before the restart and run again after it: ${rerun.length} of ${acceptedBeforeRestart.length} ${JSON.stringify(rerun)}`);
+		const rerun = (await webhookExecutions(WF.orderArrives))
+			.slice(before)
+			.map((e) => nodeOutput(e, 'Order Created')[0].id);
+		console.log(
+			`[e2e] events accepted before the restart and run again after it: ${rerun.length} of ${acceptedBeforeRestart.length} ${JSON.stringify(rerun)}`,
+		);
 		expect(rerun).toEqual([]);
 	});
 
@@ -794,7 +1115,9 @@ describe('after a restart of n8n', () => {
 			'the order created before the restart',
 			async () => {
 				const list = await pollExecutions();
-				return list.some((e) => nodeOutput(e, 'New Orders').some((o) => o.id === betweenOrder)) ? list : undefined;
+				return list.some((e) => nodeOutput(e, 'New Orders').some((o) => o.id === betweenOrder))
+					? list
+					: undefined;
 			},
 			90_000,
 			500,
@@ -806,12 +1129,16 @@ describe('after a restart of n8n', () => {
 		const firstPollAfter = (await requestsOf('listOrders', restartSeq))[0];
 		const windowStart = Date.parse(new URLSearchParams(firstPollAfter.rawQuery).get('startDate')!);
 		const orders = await sandbox.control.state<{ id: number; createdAt: string }>('orders');
-		for (const id of polling.ordersAfterActivation) expect(Date.parse(orders.find((o) => o.id === id)!.createdAt)).toBeGreaterThanOrEqual(windowStart);
+		for (const id of polling.ordersAfterActivation)
+			expect(Date.parse(orders.find((o) => o.id === id)!.createdAt)).toBeGreaterThanOrEqual(
+				windowStart,
+			);
 		console.log(
 			`[e2e] polling executions: ${executions.length} (${pollingBefore} before the restart); ${JSON.stringify(executions.map((e) => ({ id: e.id, startedAt: e.startedAt, orders: nodeOutput(e, 'New Orders').map((o) => o.id) })))}`,
 		);
 		expect(reported.filter((id) => id === betweenOrder)).toHaveLength(1);
-		for (const id of polling.ordersAfterActivation) expect(reported.filter((x) => x === id)).toHaveLength(1);
+		for (const id of polling.ordersAfterActivation)
+			expect(reported.filter((x) => x === id)).toHaveLength(1);
 		expect(new Set(reported).size).toBe(reported.length);
 	});
 
@@ -821,8 +1148,15 @@ describe('after a restart of n8n', () => {
 			await api.deactivateWorkflow(WF.brandHealth);
 			await api.deactivateWorkflow(WF.polling);
 		});
-		await waitFor('the endpoints to be deleted', async () => ((await sandbox.control.endpoints()).length === 0 ? true : undefined), 30_000);
-		const res = await fetch(webhookUrl(ORDER_ARRIVES_WORKFLOW.webhookId), { method: 'POST', body: '{}' });
+		await waitFor(
+			'the endpoints to be deleted',
+			async () => ((await sandbox.control.endpoints()).length === 0 ? true : undefined),
+			30_000,
+		);
+		const res = await fetch(webhookUrl(ORDER_ARRIVES_WORKFLOW.webhookId), {
+			method: 'POST',
+			body: '{}',
+		});
 		expect(res.status).toBe(404);
 	});
 });

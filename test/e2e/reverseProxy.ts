@@ -41,10 +41,20 @@ export interface ReverseProxy {
 	stop(): Promise<void>;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
+const HOP_BY_HOP = new Set([
+	'connection',
+	'keep-alive',
+	'transfer-encoding',
+	'content-length',
+	'upgrade',
+	'proxy-connection',
+	'te',
+	'trailer',
+]);
 
 /** Accepts the requests that carry the service's User-Agent (its product token), as its deliveries do. */
-export const fromService = (userAgent: string) => (req: http.IncomingMessage) => req.headers['user-agent'] === userAgent;
+export const fromService = (userAgent: string) => (req: http.IncomingMessage) =>
+	req.headers['user-agent'] === userAgent;
 
 export async function startReverseProxy(options: ReverseProxyOptions): Promise<ReverseProxy> {
 	let next = 0;
@@ -70,14 +80,22 @@ export async function startReverseProxy(options: ReverseProxyOptions): Promise<R
 			const target = targets[next++ % targets.length];
 			forwarded.push(target.port);
 			const headers: http.OutgoingHttpHeaders = {};
-			for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
+			for (const [name, value] of Object.entries(req.headers))
+				if (!HOP_BY_HOP.has(name)) headers[name] = value;
 			headers['transfer-encoding'] = 'chunked';
 			headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
 			headers['x-forwarded-proto'] = 'https';
 			headers['x-forwarded-host'] = req.headers.host ?? '';
 			const request = target.tls ? https.request : http.request;
 			const upstream = request(
-				{ host: '127.0.0.1', port: target.port, method: req.method, path: req.url, headers, rejectUnauthorized: false },
+				{
+					host: '127.0.0.1',
+					port: target.port,
+					method: req.method,
+					path: req.url,
+					headers,
+					rejectUnauthorized: false,
+				},
 				(answer) => {
 					res.writeHead(answer.statusCode ?? 502, answer.headers);
 					answer.pipe(res);

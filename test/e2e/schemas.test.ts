@@ -15,20 +15,27 @@ const repoRoot = resolve(__dirname, '..', '..');
 const ACTION = 'n8n-nodes-marketplace-management.marketplace';
 /** The type n8n derives for the node as an AI Agent tool (it has `usableAsTool`). */
 const TOOL = `${ACTION}Tool`;
-const KEYS = Object.entries(operations).flatMap(([resource, ops]) => Object.keys(ops).map((op) => `${resource}/${op}`));
+const KEYS = Object.entries(operations).flatMap(([resource, ops]) =>
+	Object.keys(ops).map((op) => `${resource}/${op}`),
+);
 /** The editor pads the node version to three parts (its getSchemaPreview). */
-const pad = (version: number) => String(version).split('.').concat(['0', '0']).slice(0, 3).join('.');
+const pad = (version: number) =>
+	String(version).split('.').concat(['0', '0']).slice(0, 3).join('.');
 
 let n8n: N8nHandle;
 let versions: number[] = [];
 
 /** What the editor's request gets: no cookie, as the editor sends it (`withCredentials: false`). */
-const schemaAt = async (type: string, version: string, key: string) => await fetch(`${n8n.baseUrl}/schemas/${type}/${version}/${key}.json`);
+const schemaAt = async (type: string, version: string, key: string) =>
+	await fetch(`${n8n.baseUrl}/schemas/${type}/${version}/${key}.json`);
 
 beforeAll(async () => {
 	n8n = await startN8n({ packageRoot: repoRoot });
 	await n8n.setupOwner();
-	const types = (await (await n8n.fetch('/types/nodes.json')).json()) as Array<{ name: string; version: number | number[] }>;
+	const types = (await (await n8n.fetch('/types/nodes.json')).json()) as Array<{
+		name: string;
+		version: number | number[];
+	}>;
 	const action = types.find((t) => t.name === ACTION);
 	expect(action).toBeDefined();
 	versions = [action!.version].flat();
@@ -40,11 +47,12 @@ test('n8n lists the Marketplace node in its one version, 1', () => {
 	expect(versions).toEqual([1]);
 });
 
-test('every operation\'s schema, in every version, at the editor\'s path: the committed file, one the editor accepts', async () => {
+test("every operation's schema, in every version, at the editor's path: the committed file, one the editor accepts", async () => {
 	for (const version of versions) {
 		for (const key of KEYS) {
 			const response = await schemaAt(ACTION, pad(version), key);
-			const body = response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined;
+			const body =
+				response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined;
 			expect({ version, key, status: response.status }).toEqual({ version, key, status: 200 });
 			expect(body).toEqual(JSON.parse(readCommitted(version, key)!));
 			expect(body).toEqual(OUTPUT_SCHEMAS[key]);

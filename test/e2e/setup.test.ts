@@ -21,7 +21,9 @@ async function executionsOf(b: Bench, workflowId: string) {
 }
 
 async function workflowOf(b: Bench, id: string, parameters: Record<string, unknown>) {
-	const workflow = triggerWorkflow(id, WEBHOOK_ID, b.credentialId) as { nodes: Array<{ parameters: unknown }> };
+	const workflow = triggerWorkflow(id, WEBHOOK_ID, b.credentialId) as {
+		nodes: Array<{ parameters: unknown }>;
+	};
 	workflow.nodes[0].parameters = parameters;
 	await b.n8n.createWorkflow(workflow as unknown as Record<string, unknown>);
 }
@@ -38,27 +40,57 @@ describe('reachable n8n', () => {
 
 	test('Listen for test event yields the sample (newest order, Fetch Current State) within seconds, with no order created', async () => {
 		const id = 'setupSample00001';
-		await workflowOf(b, id, { eventTypes: ['order.created'], options: { fetchCurrentState: true } });
+		await workflowOf(b, id, {
+			eventTypes: ['order.created'],
+			options: { fetchCurrentState: true },
+		});
 		const ordersBefore = ((await b.sandbox.control.state('orders')) as unknown[]).length;
 		const started = Date.now();
 		const answer = await b.n8n.startManualRun(id, 'Order Created');
 		expect(answer.waitingForWebhook).toBe(true);
-		const execution = await waitFor('the sample run', async () => (await executionsOf(b, id)).find((e) => e.status === 'success'), 20_000, 200).catch(async (error: Error) => {
+		const execution = await waitFor(
+			'the sample run',
+			async () => (await executionsOf(b, id)).find((e) => e.status === 'success'),
+			20_000,
+			200,
+		).catch(async (error: Error) => {
 			const deliveries = (await b.sandbox.control.deliveries()).filter((d) => d.kind === 'test');
-			const log = b.n8n.logs().split('\n').filter((l) => /Marketplace|sample|webhook-test|rror/i.test(l)).slice(-30).join('\n');
-			throw new Error(`${error.message}; test deliveries: ${JSON.stringify(deliveries.map((d) => [d.responseStatusCode, d.attempts, d.status]))}; executions: ${JSON.stringify((await executionsOf(b, id)).map((e) => e.status))}; n8n log:\n${log}`);
+			const log = b.n8n
+				.logs()
+				.split('\n')
+				.filter((l) => /Marketplace|sample|webhook-test|rror/i.test(l))
+				.slice(-30)
+				.join('\n');
+			throw new Error(
+				`${error.message}; test deliveries: ${JSON.stringify(deliveries.map((d) => [d.responseStatusCode, d.attempts, d.status]))}; executions: ${JSON.stringify((await executionsOf(b, id)).map((e) => e.status))}; n8n log:\n${log}`,
+			);
 		});
 		const ms = Date.now() - started;
-		const [item] = nodeOutput(execution as { data?: Json }, 'Order Created') as Array<Record<string, Json>>;
-		expect(item).toMatchObject({ type: 'order.created', sample: true, sampleSource: 'newest-order' });
-		expect((item.current as Record<string, Json>).id).toBe((item.data as Record<string, Json>).orderId);
+		const [item] = nodeOutput(execution as { data?: Json }, 'Order Created') as Array<
+			Record<string, Json>
+		>;
+		expect(item).toMatchObject({
+			type: 'order.created',
+			sample: true,
+			sampleSource: 'newest-order',
+		});
+		expect((item.current as Record<string, Json>).id).toBe(
+			(item.data as Record<string, Json>).orderId,
+		);
 		// the node after the trigger got it too
 		expect(nodeOutput(execution as { data?: Json }, 'Done')).toHaveLength(1);
 		expect(((await b.sandbox.control.state('orders')) as unknown[]).length).toBe(ordersBefore);
 		expect(ms).toBeLessThan(10_000);
 		console.log(`sample run ${ms} ms after Listen for test event`);
 		// the test endpoint is removed afterwards
-		await waitFor('the test endpoint removed', async () => ((await b.sandbox.control.endpoints()).some((e) => e.url.includes('/webhook-test/')) ? undefined : true), 20_000);
+		await waitFor(
+			'the test endpoint removed',
+			async () =>
+				(await b.sandbox.control.endpoints()).some((e) => e.url.includes('/webhook-test/'))
+					? undefined
+					: true,
+			20_000,
+		);
 	}, 60_000);
 
 	test('activation the sandbox can reach succeeds and runs nothing', async () => {
@@ -66,15 +98,26 @@ describe('reachable n8n', () => {
 		await workflowOf(b, id, { eventTypes: ['order.created'] });
 		await b.api.activateWorkflow(id);
 		await b.n8n.waitForActivation(id);
-		const endpoint = (await b.sandbox.control.endpoints()).find((e) => e.url.includes(`/webhook/${WEBHOOK_ID}/`))!;
-		const tests = (await b.sandbox.control.deliveries(endpoint.id)).filter((d) => d.kind === 'test');
+		const endpoint = (await b.sandbox.control.endpoints()).find((e) =>
+			e.url.includes(`/webhook/${WEBHOOK_ID}/`),
+		)!;
+		const tests = (await b.sandbox.control.deliveries(endpoint.id)).filter(
+			(d) => d.kind === 'test',
+		);
 		expect(tests.map((d) => d.responseStatusCode)).toEqual([401]);
 		await new Promise((r) => setTimeout(r, 1500));
 		expect(await executionsOf(b, id)).toEqual([]);
 		// a real order still runs once, with no refused delivery reported
 		await b.sandbox.control.createOrder({ brandId: BRAND });
-		const execution = await waitFor('the order run', async () => (await executionsOf(b, id)).find((e) => e.status === 'success'), 20_000, 200);
-		const [item] = nodeOutput(execution as { data?: Json }, 'Order Created') as Array<Record<string, Json>>;
+		const execution = await waitFor(
+			'the order run',
+			async () => (await executionsOf(b, id)).find((e) => e.status === 'success'),
+			20_000,
+			200,
+		);
+		const [item] = nodeOutput(execution as { data?: Json }, 'Order Created') as Array<
+			Record<string, Json>
+		>;
 		expect(item.sample).toBeUndefined();
 		expect(item.refusedDeliveries).toBeUndefined();
 		await b.api.deactivateWorkflow(id);
@@ -109,6 +152,8 @@ describe('N8N_WEBHOOK_URL where nothing listens', () => {
 		expect(error).toMatch(/N8N_WEBHOOK_URL/);
 		console.log(`publication status: ${error.slice(0, 800)}`);
 		// nothing stays registered at the service for that URL
-		expect((await b.sandbox.control.endpoints()).filter((e) => e.url.startsWith(nowhere))).toEqual([]);
+		expect((await b.sandbox.control.endpoints()).filter((e) => e.url.startsWith(nowhere))).toEqual(
+			[],
+		);
 	}, 90_000);
 });

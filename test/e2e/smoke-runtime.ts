@@ -9,7 +9,16 @@
  *   .ci/with-node24 node -r ts-node/register/transpile-only test/e2e/smoke-runtime.ts
  */
 import { createServer } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	readdirSync,
+	rmSync,
+	symlinkSync,
+	writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { strict as assert } from 'node:assert';
@@ -37,7 +46,11 @@ function writeSmokePackage(root: string, callLog: string) {
 	mkdirSync(join(root, 'dist'), { recursive: true });
 	mkdirSync(join(root, 'node_modules'), { recursive: true });
 	// The package's own require('n8n-workflow') resolves from its folder, as for the real package.
-	symlinkSync(join(repoRoot, 'node_modules', 'n8n-workflow'), join(root, 'node_modules', 'n8n-workflow'), 'dir');
+	symlinkSync(
+		join(repoRoot, 'node_modules', 'n8n-workflow'),
+		join(root, 'node_modules', 'n8n-workflow'),
+		'dir',
+	);
 	writeFileSync(
 		join(root, 'package.json'),
 		JSON.stringify(
@@ -157,7 +170,14 @@ function writeWorkflows(dir: string, echoUrl: string) {
 		name: 'Smoke manual',
 		active: false,
 		nodes: [
-			{ id: 'a1', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+			{
+				id: 'a1',
+				name: 'Start',
+				type: 'n8n-nodes-base.manualTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {},
+			},
 			{
 				id: 'a2',
 				name: 'Smoke',
@@ -176,8 +196,23 @@ function writeWorkflows(dir: string, echoUrl: string) {
 		name: 'Smoke webhook',
 		active: false,
 		nodes: [
-			{ id: 'b1', name: 'Smoke Trigger', type: `${PKG}.smokeTrigger`, typeVersion: 1, position: [0, 0], parameters: {}, webhookId: WEBHOOK_ID },
-			{ id: 'b2', name: 'Smoke', type: `${PKG}.smoke`, typeVersion: 1, position: [220, 0], parameters: { greeting: 'from hook' } },
+			{
+				id: 'b1',
+				name: 'Smoke Trigger',
+				type: `${PKG}.smokeTrigger`,
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {},
+				webhookId: WEBHOOK_ID,
+			},
+			{
+				id: 'b2',
+				name: 'Smoke',
+				type: `${PKG}.smoke`,
+				typeVersion: 1,
+				position: [220, 0],
+				parameters: { greeting: 'from hook' },
+			},
 		],
 		connections: { 'Smoke Trigger': { main: [[{ node: 'Smoke', type: 'main', index: 0 }]] } },
 		settings: { executionOrder: 'v1' },
@@ -195,7 +230,8 @@ function processesUsing(userFolder: string): number[] {
 			const environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
 			const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
 			const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-			if (state !== 'Z' && environ.includes(`N8N_USER_FOLDER=${userFolder}\0`)) found.push(Number(entry));
+			if (state !== 'Z' && environ.includes(`N8N_USER_FOLDER=${userFolder}\0`))
+				found.push(Number(entry));
 		} catch {}
 	}
 	return found;
@@ -230,10 +266,11 @@ function descendants(root: number): number[] {
 	}
 	const out: number[] = [];
 	const walk = (p: number) => {
-		for (const [pid, pp] of parent) if (pp === p) {
-			out.push(pid);
-			walk(pid);
-		}
+		for (const [pid, pp] of parent)
+			if (pp === p) {
+				out.push(pid);
+				walk(pid);
+			}
 	};
 	walk(root);
 	return out;
@@ -249,7 +286,11 @@ async function postHook(n8n: N8nHandle, marker: string) {
 	return { status: res.status, text: await res.text(), ms: Date.now() - t };
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+async function waitFor<T>(
+	what: string,
+	fn: () => Promise<T | undefined>,
+	timeoutMs = 30_000,
+): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	while (Date.now() < deadline) {
 		const v = await fn();
@@ -279,7 +320,9 @@ async function main() {
 
 	let n8n: N8nHandle | undefined;
 	try {
-		n8n = await timed('first boot (spawn -> editor line + /healthz/readiness)', () => startN8n({ packageRoot: pkgRoot, userFolder }));
+		n8n = await timed('first boot (spawn -> editor line + /healthz/readiness)', () =>
+			startN8n({ packageRoot: pkgRoot, userFolder }),
+		);
 		const h = n8n;
 		console.log(`[smoke] n8n at ${h.baseUrl}, folder ${userFolder}`);
 		console.log(`[smoke] start-up log names the package: ${h.logs().includes(PKG)}`);
@@ -290,14 +333,26 @@ async function main() {
 		// Node types as the editor sees them.
 		const typesRes = await h.fetch('/types/nodes.json');
 		const typesText = await typesRes.text();
-		console.log(`[smoke] GET /types/nodes.json -> ${typesRes.status}, ${typesText.length} bytes, has ours: ${typesText.includes(`${PKG}.smoke`)}`);
+		console.log(
+			`[smoke] GET /types/nodes.json -> ${typesRes.status}, ${typesText.length} bytes, has ours: ${typesText.includes(`${PKG}.smoke`)}`,
+		);
 		const credTypesRes = await h.fetch('/types/credentials.json');
 		const credTypesText = await credTypesRes.text();
-		console.log(`[smoke] GET /types/credentials.json -> ${credTypesRes.status}, has smokeApi: ${credTypesText.includes('"smokeApi"')}`);
-		const nodeInfo = await h.rest<Json[]>('POST', '/node-types', { nodeInfos: [{ name: `${PKG}.smoke`, version: 1 }, { name: `${PKG}.smokeTrigger`, version: 1 }] });
+		console.log(
+			`[smoke] GET /types/credentials.json -> ${credTypesRes.status}, has smokeApi: ${credTypesText.includes('"smokeApi"')}`,
+		);
+		const nodeInfo = await h.rest<Json[]>('POST', '/node-types', {
+			nodeInfos: [
+				{ name: `${PKG}.smoke`, version: 1 },
+				{ name: `${PKG}.smokeTrigger`, version: 1 },
+			],
+		});
 		console.log(`[smoke] POST /rest/node-types -> ${nodeInfo.map((n) => n.name).join(', ')}`);
 		assert.equal(nodeInfo.length, 2);
-		assert.ok(typesText.includes(`${PKG}.smoke`) || typesText.includes(`"smoke"`), 'node type served in /types/nodes.json');
+		assert.ok(
+			typesText.includes(`${PKG}.smoke`) || typesText.includes(`"smoke"`),
+			'node type served in /types/nodes.json',
+		);
 
 		const api = await timed('create API key', () => h.publicApi());
 		const before = await api.listWorkflows();
@@ -305,26 +360,49 @@ async function main() {
 
 		// Credential: CLI import (keeps the id the workflows reference) and, for timing, REST create.
 		const credCli = await timed('CLI import:credentials (server running)', () =>
-			h.importCredential({ id: 'smokeCred0000001', name: 'Smoke cred', type: 'smokeApi', data: { apiKey: 'k-12345' } }),
+			h.importCredential({
+				id: 'smokeCred0000001',
+				name: 'Smoke cred',
+				type: 'smokeApi',
+				data: { apiKey: 'k-12345' },
+			}),
 		);
 		console.log(`[smoke] import:credentials took ${credCli.ms} ms`);
-		const restCredId = await timed('REST create credential', () => h.createCredential({ name: 'Smoke cred (rest)', type: 'smokeApi', data: { apiKey: 'abc' } }));
+		const restCredId = await timed('REST create credential', () =>
+			h.createCredential({ name: 'Smoke cred (rest)', type: 'smokeApi', data: { apiKey: 'abc' } }),
+		);
 		console.log(`[smoke] REST credential id ${restCredId}`);
 
-		const wfCli = await timed('CLI import:workflow --separate (server running)', () => h.importWorkflows(wfDir));
-		console.log(`[smoke] import:workflow output: ${(wfCli.stdout + wfCli.stderr).split('\n').filter((l) => /import|Success|Error/i.test(l)).join(' | ')}`);
+		const wfCli = await timed('CLI import:workflow --separate (server running)', () =>
+			h.importWorkflows(wfDir),
+		);
+		console.log(
+			`[smoke] import:workflow output: ${(wfCli.stdout + wfCli.stderr)
+				.split('\n')
+				.filter((l) => /import|Success|Error/i.test(l))
+				.join(' | ')}`,
+		);
 		const after = await api.listWorkflows();
-		console.log(`[smoke] workflows now: ${after.map((w) => `${w.id}:${w.name}:${w.active}`).join(', ')}`);
+		console.log(
+			`[smoke] workflows now: ${after.map((w) => `${w.id}:${w.name}:${w.active}`).join(', ')}`,
+		);
 		assert.ok(after.some((w) => w.id === 'smokeManual00001'));
 
 		const run = await timed('CLI execute --rawOutput', () => h.runWorkflowCli('smokeManual00001'));
-		console.log(`[smoke] execute exit ${run.code} in ${run.ms} ms; output: ${JSON.stringify(run.output).slice(0, 600)}`);
+		console.log(
+			`[smoke] execute exit ${run.code} in ${run.ms} ms; output: ${JSON.stringify(run.output).slice(0, 600)}`,
+		);
 		assert.equal(run.code, 0, run.stderr);
 		assert.ok(JSON.stringify(run.output).includes('hi from e2e'));
-		assert.ok(JSON.stringify(run.output).includes('"apiKeyLength":7'), 'credential decrypted in the CLI run');
+		assert.ok(
+			JSON.stringify(run.output).includes('"apiKeyLength":7'),
+			'credential decrypted in the CLI run',
+		);
 		assert.ok(JSON.stringify(run.output).includes('/ping'), 'node reached the loopback server');
 
-		const ex = await timed('REST manual run (POST /rest/workflows/{id}/run + wait)', () => h.runWorkflow('smokeManual00001'));
+		const ex = await timed('REST manual run (POST /rest/workflows/{id}/run + wait)', () =>
+			h.runWorkflow('smokeManual00001'),
+		);
 		console.log(`[smoke] REST run execution ${ex.id} status ${ex.status} mode ${ex.mode}`);
 		assert.equal(ex.status, 'success');
 		assert.ok(JSON.stringify(ex.data).includes('"apiKeyLength":7'));
@@ -333,9 +411,13 @@ async function main() {
 
 		// Webhook trigger through the public API.
 		await timed('public API activate (answer)', () => api.activateWorkflow('smokeWebhook0001'));
-		const pub = await timed('waitForActivation (publication-status)', () => h.waitForActivation('smokeWebhook0001'));
+		const pub = await timed('waitForActivation (publication-status)', () =>
+			h.waitForActivation('smokeWebhook0001'),
+		);
 		console.log(`[smoke] publication-status: ${JSON.stringify(pub)}`);
-		console.log(`[smoke] trigger calls so far: ${readFileSync(callLog, 'utf8').trim().replace(/\n/g, ' ')}`);
+		console.log(
+			`[smoke] trigger calls so far: ${readFileSync(callLog, 'utf8').trim().replace(/\n/g, ' ')}`,
+		);
 		const first = await postHook(h, 'one');
 		console.log(`[smoke] webhook POST -> ${first.status} in ${first.ms} ms: ${first.text}`);
 		assert.equal(first.status, 200);
@@ -343,7 +425,9 @@ async function main() {
 			const list = await api.listExecutions({ workflowId: 'smokeWebhook0001', includeData: true });
 			return list.find((e) => JSON.stringify(e.data ?? {}).includes('"marker":"one"'));
 		});
-		console.log(`[smoke] webhook execution ${hookEx.id} mode ${hookEx.mode} status ${hookEx.status}`);
+		console.log(
+			`[smoke] webhook execution ${hookEx.id} mode ${hookEx.mode} status ${hookEx.status}`,
+		);
 
 		await timed('restart (stop + boot to editor line)', () => h.restart());
 		await h.login();
@@ -357,16 +441,22 @@ async function main() {
 		await new Promise((r) => setTimeout(r, 1500));
 		const third = await postHook(h, 'three');
 		console.log(`[smoke] webhook after deactivate -> ${third.status}`);
-		console.log(`[smoke] trigger calls: ${readFileSync(callLog, 'utf8').trim().replace(/\n/g, ' ')}`);
+		console.log(
+			`[smoke] trigger calls: ${readFileSync(callLog, 'utf8').trim().replace(/\n/g, ' ')}`,
+		);
 
 		const group = h.processes();
 		const tree = [...new Set([...group, ...descendants(h.pid()!), ...processesUsing(userFolder)])];
-		console.log(`[smoke] before stop: n8n pid ${h.pid()}, its group ${group.join(', ')}; tree+folder: ${tree.map(describe).join('; ')}`);
+		console.log(
+			`[smoke] before stop: n8n pid ${h.pid()}, its group ${group.join(', ')}; tree+folder: ${tree.map(describe).join('; ')}`,
+		);
 		assert.ok(group.length >= 2, 'n8n and its task runner share the group');
 		await timed('stop', () => h.stop());
 		n8n = undefined;
 		const left = tree.filter(alive);
-		console.log(`[smoke] processes left after stop: ${left.length ? left.map(describe).join('; ') : 'none'}`);
+		console.log(
+			`[smoke] processes left after stop: ${left.length ? left.map(describe).join('; ') : 'none'}`,
+		);
 		assert.equal(left.length, 0);
 		console.log('[smoke] OK');
 	} catch (e) {
@@ -375,7 +465,8 @@ async function main() {
 	} finally {
 		if (n8n) await n8n.stop();
 		echo.close();
-		if (!process.env.KEEP_N8N_FOLDER && existsSync(work)) rmSync(work, { recursive: true, force: true });
+		if (!process.env.KEEP_N8N_FOLDER && existsSync(work))
+			rmSync(work, { recursive: true, force: true });
 		console.log('[smoke] timings:');
 		for (const [label, ms] of timings) console.log(`  ${label}: ${ms} ms`);
 	}

@@ -125,7 +125,9 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 		}
 
 		if (!workflow || !node) {
-			throw new UnexpectedError('Workflow and node are required for declarative credential authentication');
+			throw new UnexpectedError(
+				'Workflow and node are required for declarative credential authentication',
+			);
 		}
 		if (requestOptions.headers === undefined) requestOptions.headers = {};
 		if (authenticate.type === 'generic') {
@@ -133,7 +135,12 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 			for (const [outerKey, outerValue] of Object.entries(authenticate.properties)) {
 				for (const [key, value] of Object.entries(outerValue as Record<string, string>)) {
 					const keyResolved = this.resolveValue(key, { $credentials: credentials }, workflow, node);
-					const valueResolved = this.resolveValue(value, { $credentials: credentials }, workflow, node);
+					const valueResolved = this.resolveValue(
+						value,
+						{ $credentials: credentials },
+						workflow,
+						node,
+					);
 					if (!target[outerKey]) target[outerKey] = {};
 					target[outerKey][keyResolved] = valueResolved;
 				}
@@ -178,7 +185,10 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 			const output = await credentialType.preAuthentication.call(helpers, credentials);
 			if (output[expirableProperty.name] === undefined) return undefined;
 			if (node.credentials) {
-				this.credentials[typeName] = { ...this.credentials[typeName], ...output } as ICredentialDataDecryptedObject;
+				this.credentials[typeName] = {
+					...this.credentials[typeName],
+					...output,
+				} as ICredentialDataDecryptedObject;
 				return Object.assign(credentials, output);
 			}
 		}
@@ -192,11 +202,15 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 	): Promise<ICredentialDataDecryptedObject | undefined> {
 		const credentialType = this.credentialTypes.getByName(typeName);
 		if (typeof credentialType.preAuthentication !== 'function') return undefined;
-		return ((await credentialType.preAuthentication.call(helpers, credentials)) ??
-			undefined) as ICredentialDataDecryptedObject | undefined;
+		return ((await credentialType.preAuthentication.call(helpers, credentials)) ?? undefined) as
+			| ICredentialDataDecryptedObject
+			| undefined;
 	}
 
-	async getCredentials(nodeCredentials: INodeCredentialsDetails, type: string): Promise<ICredentials> {
+	async getCredentials(
+		nodeCredentials: INodeCredentialsDetails,
+		type: string,
+	): Promise<ICredentials> {
 		const data = this.rawData(type, nodeCredentials);
 		return {
 			id: nodeCredentials.id ?? undefined,
@@ -204,12 +218,20 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 			type,
 			data: undefined,
 			getData: () => ({ ...data }),
-			getDataToSave: () => ({ id: nodeCredentials.id ?? undefined, name: nodeCredentials.name, type, data: '' }),
+			getDataToSave: () => ({
+				id: nodeCredentials.id ?? undefined,
+				name: nodeCredentials.name,
+				type,
+				data: '',
+			}),
 			setData: () => {},
 		} as unknown as ICredentials;
 	}
 
-	private rawData(type: string, nodeCredentials?: INodeCredentialsDetails): ICredentialDataDecryptedObject {
+	private rawData(
+		type: string,
+		nodeCredentials?: INodeCredentialsDetails,
+	): ICredentialDataDecryptedObject {
 		const data = this.credentials[type];
 		if (data === undefined) {
 			// The CLI's CredentialNotFoundError message.
@@ -336,7 +358,9 @@ export function createCredentialsHelper(
 	credentialTypes: ICredentialType[],
 	credentials: Record<string, ICredentialDataDecryptedObject> = {},
 ): HarnessCredentialsHelper {
-	return new HarnessCredentialsHelper(new HarnessCredentialTypes(credentialTypes), { ...credentials });
+	return new HarnessCredentialsHelper(new HarnessCredentialTypes(credentialTypes), {
+		...credentials,
+	});
 }
 
 /**
@@ -439,8 +463,9 @@ export async function testCredential(
 	try {
 		response = await routingNode.runNode();
 	} catch (error) {
-		const cause = (error as { cause?: { response?: { status: number; statusText?: string }; code?: string } })
-			.cause;
+		const cause = (
+			error as { cause?: { response?: { status: number; statusText?: string }; code?: string } }
+		).cause;
 		if (cause?.response) {
 			const statusCode = cause.response.status;
 			const statusMessage = cause.response.statusText;
@@ -466,7 +491,10 @@ export async function testCredential(
 			const responseData = response?.[0]?.[0]?.json ?? {};
 			const actual = rule.properties.key
 				.split('.')
-				.reduce<unknown>((acc, key) => (acc as Record<string, unknown> | undefined)?.[key], responseData);
+				.reduce<unknown>(
+					(acc, key) => (acc as Record<string, unknown> | undefined)?.[key],
+					responseData,
+				);
 			if (actual === rule.properties.value) {
 				return { status: 'Error', message: rule.properties.message };
 			}

@@ -104,7 +104,8 @@ function notInHarness(what: string): never {
 export function createAdditionalData(opts: AdditionalDataOptions): IWorkflowExecuteAdditionalData {
 	const webhookBaseUrl = opts.webhookBaseUrl ?? 'http://127.0.0.1:5678/webhook';
 	const instanceBaseUrl = webhookBaseUrl.replace(/\/webhook\/?$/, '/');
-	const webhookTestBaseUrl = opts.webhookTestBaseUrl ?? webhookBaseUrl.replace(/\/webhook\/?$/, '/webhook-test');
+	const webhookTestBaseUrl =
+		opts.webhookTestBaseUrl ?? webhookBaseUrl.replace(/\/webhook\/?$/, '/webhook-test');
 	const additionalData: IWorkflowExecuteAdditionalData = {
 		credentialsHelper: opts.credentialsHelper,
 		executeWorkflow: async () => notInHarness('executeWorkflow'),

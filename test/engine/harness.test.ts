@@ -31,7 +31,12 @@ async function startApi() {
 		const chunks: Buffer[] = [];
 		req.on('data', (c: Buffer) => chunks.push(c));
 		req.on('end', () => {
-			const entry = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() };
+			const entry = {
+				method: req.method ?? '',
+				url: req.url ?? '',
+				headers: req.headers,
+				body: Buffer.concat(chunks).toString(),
+			};
 			seen.push(entry);
 			const fail = /^\/fail\/(\d{3})/.exec(entry.url);
 			if (fail) {
@@ -45,12 +50,22 @@ async function startApi() {
 				return;
 			}
 			res.writeHead(200, { 'content-type': 'application/json' });
-			res.end(JSON.stringify({ method: entry.method, url: entry.url, authorization: req.headers.authorization ?? null }));
+			res.end(
+				JSON.stringify({
+					method: entry.method,
+					url: entry.url,
+					authorization: req.headers.authorization ?? null,
+				}),
+			);
 		});
 	});
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 	const { port } = server.address() as AddressInfo;
-	return { seen, baseUrl: `http://127.0.0.1:${port}`, close: async () => await new Promise<void>((r) => server.close(() => r())) };
+	return {
+		seen,
+		baseUrl: `http://127.0.0.1:${port}`,
+		close: async () => await new Promise<void>((r) => server.close(() => r())),
+	};
 }
 
 const testApiCredential: ICredentialType = {
@@ -58,7 +73,13 @@ const testApiCredential: ICredentialType = {
 	displayName: 'Harness Test API',
 	properties: [
 		{ displayName: 'Base URL', name: 'baseUrl', type: 'string', default: 'http://127.0.0.1:1' },
-		{ displayName: 'API Key', name: 'apiKey', type: 'string', typeOptions: { password: true }, default: '' },
+		{
+			displayName: 'API Key',
+			name: 'apiKey',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+		},
 	],
 	authenticate: {
 		type: 'generic',
@@ -89,11 +110,15 @@ const echoNode: INodeType = {
 		const credentials = await this.getCredentials('harnessTestApi');
 		for (let i = 0; i < items.length; i++) {
 			try {
-				const response = (await this.helpers.httpRequestWithAuthentication.call(this, 'harnessTestApi', {
-					method: this.getNodeParameter('method', i) as IHttpRequestMethods,
-					url: `${credentials.baseUrl as string}${this.getNodeParameter('path', i) as string}`,
-					json: true,
-				})) as IDataObject;
+				const response = (await this.helpers.httpRequestWithAuthentication.call(
+					this,
+					'harnessTestApi',
+					{
+						method: this.getNodeParameter('method', i) as IHttpRequestMethods,
+						url: `${credentials.baseUrl as string}${this.getNodeParameter('path', i) as string}`,
+						json: true,
+					},
+				)) as IDataObject;
 				out.push({ json: response, pairedItem: { item: i } });
 			} catch (error) {
 				if (this.continueOnFail()) {
@@ -125,7 +150,9 @@ const webhookTriggerNode: INodeType = {
 		inputs: [],
 		outputs: ['main'],
 		credentials: [{ name: 'harnessTestApi', required: true }],
-		webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' }],
+		webhooks: [
+			{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' },
+		],
 		properties: [{ displayName: 'Event', name: 'event', type: 'string', default: 'order.created' }],
 	} as INodeType['description'],
 	webhookMethods: {
@@ -136,12 +163,16 @@ const webhookTriggerNode: INodeType = {
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
 				const credentials = await this.getCredentials('harnessTestApi');
-				const response = (await this.helpers.httpRequestWithAuthentication.call(this, 'harnessTestApi', {
-					method: 'POST',
-					url: `${credentials.baseUrl as string}/endpoints`,
-					body: { url: this.getNodeWebhookUrl('default'), event: this.getNodeParameter('event') },
-					json: true,
-				})) as IDataObject;
+				const response = (await this.helpers.httpRequestWithAuthentication.call(
+					this,
+					'harnessTestApi',
+					{
+						method: 'POST',
+						url: `${credentials.baseUrl as string}/endpoints`,
+						body: { url: this.getNodeWebhookUrl('default'), event: this.getNodeParameter('event') },
+						json: true,
+					},
+				)) as IDataObject;
 				const data = this.getWorkflowStaticData('node');
 				data.endpointId = 'ep_1';
 				data.secret = 'whsec_test';
@@ -169,7 +200,11 @@ const webhookTriggerNode: INodeType = {
 		data.deliveries = ((data.deliveries as number) ?? 0) + 1;
 		return {
 			workflowData: [
-				this.helpers.returnJsonArray({ raw: raw.toString('utf8'), body: this.getBodyData(), mode: this.getMode() }),
+				this.helpers.returnJsonArray({
+					raw: raw.toString('utf8'),
+					body: this.getBodyData(),
+					mode: this.getMode(),
+				}),
 			],
 		};
 	},
@@ -217,12 +252,21 @@ describe('engine harness', () => {
 			expect(result.error).toBeUndefined();
 			expect(result.outputs).toEqual([
 				[
-					{ json: { method: 'GET', url: '/orders/A-1', authorization: 'Bearer good-key' }, pairedItem: { item: 0 } },
-					{ json: { method: 'GET', url: '/orders/B-2', authorization: 'Bearer good-key' }, pairedItem: { item: 1 } },
+					{
+						json: { method: 'GET', url: '/orders/A-1', authorization: 'Bearer good-key' },
+						pairedItem: { item: 0 },
+					},
+					{
+						json: { method: 'GET', url: '/orders/B-2', authorization: 'Bearer good-key' },
+						pairedItem: { item: 1 },
+					},
 				],
 			]);
 			const seen = api.seen.slice(before);
-			expect(seen.map((s) => s.headers.authorization)).toEqual(['Bearer good-key', 'Bearer good-key']);
+			expect(seen.map((s) => s.headers.authorization)).toEqual([
+				'Bearer good-key',
+				'Bearer good-key',
+			]);
 			expect(result.nodeExecutionOrder).toEqual(['Source', 'Node Under Test']);
 		});
 
@@ -240,7 +284,9 @@ describe('engine harness', () => {
 			expect(error.httpCode).toBe('422');
 			expect(error.name).toBe('NodeApiError');
 			expect(error.context).toMatchObject({ itemIndex: 1 });
-			expect(error.message).toBe('Your request is invalid or could not be processed by the service');
+			expect(error.message).toBe(
+				'Your request is invalid or could not be processed by the service',
+			);
 			expect(error.description).toBe('failed with 422');
 			expect(result.workflowError).toBeDefined();
 		});
@@ -273,19 +319,29 @@ describe('engine harness', () => {
 
 	describe('testCredential', () => {
 		test('OK when the test request succeeds with the Bearer header', async () => {
-			await expect(testCredential(testApiCredential, { baseUrl: api.baseUrl, apiKey: 'good-key' })).resolves.toEqual({
+			await expect(
+				testCredential(testApiCredential, { baseUrl: api.baseUrl, apiKey: 'good-key' }),
+			).resolves.toEqual({
 				status: 'OK',
 				message: 'Connection successful!',
 			});
-			expect(api.seen.at(-1)).toMatchObject({ url: '/me', headers: { authorization: 'Bearer good-key' } });
+			expect(api.seen.at(-1)).toMatchObject({
+				url: '/me',
+				headers: { authorization: 'Bearer good-key' },
+			});
 		});
 
 		test('Error with the status text on 401, the error code when unreachable', async () => {
-			await expect(testCredential(testApiCredential, { baseUrl: api.baseUrl, apiKey: 'bad' })).resolves.toEqual({
+			await expect(
+				testCredential(testApiCredential, { baseUrl: api.baseUrl, apiKey: 'bad' }),
+			).resolves.toEqual({
 				status: 'Error',
 				message: 'Unauthorized',
 			});
-			const refused = await testCredential(testApiCredential, { baseUrl: 'http://127.0.0.1:1', apiKey: 'x' });
+			const refused = await testCredential(testApiCredential, {
+				baseUrl: 'http://127.0.0.1:1',
+				apiKey: 'x',
+			});
 			expect(refused).toEqual({ status: 'Error', message: 'ECONNREFUSED' });
 		});
 	});
@@ -300,7 +356,9 @@ describe('engine harness', () => {
 				parameters: { event: 'order.shipped' },
 			});
 			try {
-				expect(trigger.webhookUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/webhook\/[0-9a-f-]{36}\/webhook$/);
+				expect(trigger.webhookUrl).toMatch(
+					/^http:\/\/127\.0\.0\.1:\d+\/webhook\/[0-9a-f-]{36}\/webhook$/,
+				);
 				expect(await trigger.checkExists()).toBe(false);
 				await trigger.activate();
 				expect(await trigger.checkExists()).toBe(true);
@@ -311,7 +369,10 @@ describe('engine harness', () => {
 					activation: 'activate',
 				});
 				const registration = api.seen.slice(before).find((s) => s.url === '/endpoints')!;
-				expect(JSON.parse(registration.body)).toEqual({ url: trigger.webhookUrl, event: 'order.shipped' });
+				expect(JSON.parse(registration.body)).toEqual({
+					url: trigger.webhookUrl,
+					event: 'order.shipped',
+				});
 
 				const ok = await trigger.deliver('{"id":"evt_1", "n": 1}', {
 					'content-type': 'application/json',
@@ -334,7 +395,10 @@ describe('engine harness', () => {
 				expect(trigger.runs).toHaveLength(1);
 				expect(trigger.responses.map((r) => r.status)).toEqual([200, 401]);
 
-				const notJson = await trigger.deliver('{oops', { 'content-type': 'application/json', 'x-secret': 'whsec_test' });
+				const notJson = await trigger.deliver('{oops', {
+					'content-type': 'application/json',
+					'x-secret': 'whsec_test',
+				});
 				expect(notJson.status).toBe(422);
 
 				// Static data lost: n8n would call create() again on the next activation.
@@ -375,15 +439,21 @@ describe('engine harness', () => {
 	describe('poll trigger', () => {
 		test('trigger polls persist static data between calls; manual polls do not', async () => {
 			const poller = createPollHarness({ node: pollNode, credentialTypes: [], parameters: {} });
-			await expect(poller.poll('trigger')).resolves.toEqual([[{ json: { cursor: 0, activation: 'activate' } }]]);
+			await expect(poller.poll('trigger')).resolves.toEqual([
+				[{ json: { cursor: 0, activation: 'activate' } }],
+			]);
 			expect(poller.staticData).toEqual({ cursor: 1 });
 			await expect(poller.poll('trigger')).resolves.toBeNull();
 			expect(poller.staticData).toEqual({ cursor: 2 });
-			await expect(poller.poll('manual')).resolves.toEqual([[{ json: { manual: true, cursor: 2 } }]]);
+			await expect(poller.poll('manual')).resolves.toEqual([
+				[{ json: { manual: true, cursor: 2 } }],
+			]);
 			expect(poller.staticData).toEqual({ cursor: 2 });
 			expect(poller.emitted).toHaveLength(1);
 			poller.staticData = {};
-			await expect(poller.poll('trigger')).resolves.toEqual([[{ json: { cursor: 0, activation: 'activate' } }]]);
+			await expect(poller.poll('trigger')).resolves.toEqual([
+				[{ json: { cursor: 0, activation: 'activate' } }],
+			]);
 		});
 	});
 });

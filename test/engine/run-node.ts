@@ -107,7 +107,9 @@ export async function runNode(opts: RunNodeOptions): Promise<RunNodeResult> {
 	ensureEngine();
 	const typeName = qualifiedTypeName(opts.node);
 	const typeVersion = opts.typeVersion ?? defaultTypeVersion(opts.node);
-	const nodeTypes = new HarnessNodeTypes().add(SOURCE_NODE_TYPE, itemsSourceNode).add(typeName, opts.node);
+	const nodeTypes = new HarnessNodeTypes()
+		.add(SOURCE_NODE_TYPE, itemsSourceNode)
+		.add(typeName, opts.node);
 	const versioned = nodeTypes.getByNameAndVersion(typeName, typeVersion);
 	const nodeName = opts.nodeName ?? NODE_UNDER_TEST_NAME;
 
@@ -160,7 +162,8 @@ export async function runNode(opts: RunNodeOptions): Promise<RunNodeResult> {
 
 	const credentialsHelper =
 		opts.credentialsHelper ?? createCredentialsHelper(opts.credentialTypes, opts.credentials ?? {});
-	if (opts.credentialsHelper && opts.credentials) credentialsHelper.setCredentials({ ...opts.credentials });
+	if (opts.credentialsHelper && opts.credentials)
+		credentialsHelper.setCredentials({ ...opts.credentials });
 
 	const mode = opts.mode ?? 'manual';
 	const executionId = `harness-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;

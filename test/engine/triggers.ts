@@ -37,7 +37,13 @@ import type {
 import { jsonParse, UnexpectedError, Workflow } from 'n8n-workflow';
 
 import { createCredentialsHelper, type HarnessCredentialsHelper } from './credentials';
-import { createAdditionalData, ensureEngine, HarnessNodeTypes, jsonCopy, qualifiedTypeName } from './engine';
+import {
+	createAdditionalData,
+	ensureEngine,
+	HarnessNodeTypes,
+	jsonCopy,
+	qualifiedTypeName,
+} from './engine';
 import { credentialsForNode } from './run-node';
 
 export const TRIGGER_NODE_NAME = 'Trigger Under Test';
@@ -204,9 +210,11 @@ function expressLike(res: http.ServerResponse): ExpressLikeResponse {
 		return r;
 	};
 	r.header = (field, value) => r.set(field, value);
-	r.type = (contentType) => r.set('content-type', contentType.includes('/') ? contentType : `application/${contentType}`);
+	r.type = (contentType) =>
+		r.set('content-type', contentType.includes('/') ? contentType : `application/${contentType}`);
 	r.json = (body) => {
-		if (!r.getHeader('content-type')) r.setHeader('content-type', 'application/json; charset=utf-8');
+		if (!r.getHeader('content-type'))
+			r.setHeader('content-type', 'application/json; charset=utf-8');
 		r.end(JSON.stringify(body));
 		return r;
 	};
@@ -233,7 +241,11 @@ function expressLike(res: http.ServerResponse): ExpressLikeResponse {
 	return r;
 }
 
-function toRecord(status: number, headers: http.OutgoingHttpHeaders, text: string): WebhookResponseRecord {
+function toRecord(
+	status: number,
+	headers: http.OutgoingHttpHeaders,
+	text: string,
+): WebhookResponseRecord {
 	let body: unknown = text;
 	try {
 		body = text.length ? JSON.parse(text) : text;
@@ -249,7 +261,8 @@ async function readRawBody(req: http.IncomingMessage): Promise<Buffer> {
 	if (encoding === 'gzip') stream = req.pipe(createGunzip());
 	else if (encoding === 'deflate') stream = req.pipe(createInflate());
 	const chunks: Buffer[] = [];
-	for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+	for await (const chunk of stream)
+		chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
 	return Buffer.concat(chunks);
 }
 
@@ -334,7 +347,9 @@ export class TriggerHarness extends TriggerBase {
 		return url;
 	}
 
-	private additionalData(extra: Partial<IWorkflowExecuteAdditionalData> = {}): IWorkflowExecuteAdditionalData {
+	private additionalData(
+		extra: Partial<IWorkflowExecuteAdditionalData> = {},
+	): IWorkflowExecuteAdditionalData {
 		const data = createAdditionalData({
 			credentialsHelper: this.credentialsHelper,
 			webhookBaseUrl: this.webhookBaseUrl,
@@ -368,7 +383,9 @@ export class TriggerHarness extends TriggerBase {
 		httpMethod?: string,
 	): IWebhookData {
 		const description = this.webhookDescription!;
-		let path = String(workflow.expression.getSimpleParameterValue(this.node, description.path, 'internal', {}));
+		let path = String(
+			workflow.expression.getSimpleParameterValue(this.node, description.path, 'internal', {}),
+		);
 		path = path.replace(/^\//, '').replace(/\/$/, '');
 		return {
 			httpMethod: (httpMethod ?? this.httpMethods(workflow)[0] ?? 'POST') as IHttpRequestMethods,
@@ -387,9 +404,11 @@ export class TriggerHarness extends TriggerBase {
 		method: WebhookSetupMethodNames,
 		activation: WorkflowActivateMode,
 	): Promise<boolean | undefined> {
-		const fn = (this.nodeType.webhookMethods as Record<string, Record<string, (this: unknown) => Promise<boolean>>> | undefined)?.[
-			this.webhookName
-		]?.[method];
+		const fn = (
+			this.nodeType.webhookMethods as
+				| Record<string, Record<string, (this: unknown) => Promise<boolean>>>
+				| undefined
+		)?.[this.webhookName]?.[method];
 		if (fn === undefined) return undefined;
 		const workflow = this.loadWorkflow();
 		const isTest = activation === 'manual';
@@ -491,7 +510,9 @@ export class TriggerHarness extends TriggerBase {
 				chunks.push(Buffer.from(chunk as string));
 			}
 			const result = end(chunk, ...rest);
-			this.responses.push(toRecord(res.statusCode, res.getHeaders(), Buffer.concat(chunks).toString()));
+			this.responses.push(
+				toRecord(res.statusCode, res.getHeaders(), Buffer.concat(chunks).toString()),
+			);
 			return result;
 		}) as typeof res.end;
 
@@ -539,10 +560,17 @@ export class TriggerHarness extends TriggerBase {
 				const ct = request.contentType as string | undefined;
 				if (ct === 'application/json') request.body = jsonParse(rawBody.toString(encoding));
 				else if (ct === 'application/x-www-form-urlencoded')
-					request.body = parseQueryString(rawBody.toString(encoding), undefined, undefined, { maxKeys: 1000 });
-				else if (ct === 'text/plain') request.body = rawBody.toString(encoding) as unknown as IDataObject;
+					request.body = parseQueryString(rawBody.toString(encoding), undefined, undefined, {
+						maxKeys: 1000,
+					});
+				else if (ct === 'text/plain')
+					request.body = rawBody.toString(encoding) as unknown as IDataObject;
 			} catch (error) {
-				res.status(422).json({ code: 422, message: 'Failed to parse request body', hint: (error as Error).message });
+				res.status(422).json({
+					code: 422,
+					message: 'Failed to parse request body',
+					hint: (error as Error).message,
+				});
 				return;
 			}
 		}
@@ -552,7 +580,15 @@ export class TriggerHarness extends TriggerBase {
 			httpResponse: res as never,
 		});
 		const webhookData = this.webhookData(workflow, additionalData, isTest, method);
-		const context = new WebhookContext(workflow, this.node, additionalData, mode, webhookData, [], null);
+		const context = new WebhookContext(
+			workflow,
+			this.node,
+			additionalData,
+			mode,
+			webhookData,
+			[],
+			null,
+		);
 
 		let result: IWebhookResponseData;
 		try {
@@ -561,7 +597,9 @@ export class TriggerHarness extends TriggerBase {
 			this.errors.push(error as Error);
 			this.saveStaticData(workflow);
 			if (!res.headersSent) {
-				res.status(500).json({ code: 0, message: 'Workflow Webhook Error: Workflow could not be started!' });
+				res
+					.status(500)
+					.json({ code: 0, message: 'Workflow Webhook Error: Workflow could not be started!' });
 			}
 			return;
 		}
@@ -574,10 +612,24 @@ export class TriggerHarness extends TriggerBase {
 		// handleImmediateWebhookResponse + the onReceived response of executeWebhook.
 		const description = this.webhookDescription!;
 		const responseCode = Number(
-			workflow.expression.getSimpleParameterValue(this.node, description.responseCode as string, mode, {}, undefined, 200),
+			workflow.expression.getSimpleParameterValue(
+				this.node,
+				description.responseCode as string,
+				mode,
+				{},
+				undefined,
+				200,
+			),
 		);
 		const responseMode = String(
-			workflow.expression.getSimpleParameterValue(this.node, description.responseMode as string, mode, {}, undefined, 'onReceived'),
+			workflow.expression.getSimpleParameterValue(
+				this.node,
+				description.responseMode as string,
+				mode,
+				{},
+				undefined,
+				'onReceived',
+			),
 		);
 		const responseData = workflow.expression.getComplexParameterValue(
 			this.node,
@@ -591,7 +643,13 @@ export class TriggerHarness extends TriggerBase {
 
 		if (result.workflowData === undefined) {
 			if (!responded) {
-				res.status(responseCode).send(result.webhookResponse !== undefined ? result.webhookResponse : { message: 'Webhook call received' });
+				res
+					.status(responseCode)
+					.send(
+						result.webhookResponse !== undefined
+							? result.webhookResponse
+							: { message: 'Webhook call received' },
+					);
 			}
 			return;
 		}
@@ -600,7 +658,10 @@ export class TriggerHarness extends TriggerBase {
 		if (responded) return;
 		if (responseMode !== 'onReceived') {
 			// lastNode / responseNode modes need the downstream workflow; the harness does not run it.
-			res.status(500).json({ code: 0, message: `Response mode "${responseMode}" is not supported by the engine harness` });
+			res.status(500).json({
+				code: 0,
+				message: `Response mode "${responseMode}" is not supported by the engine harness`,
+			});
 			return;
 		}
 		// extractWebhookOnReceivedResponse: the description's responseData (default 'firstEntryJson',
@@ -657,7 +718,10 @@ export class PollHarness extends TriggerBase {
 		mode: 'manual' | 'trigger' = 'trigger',
 		activation: WorkflowActivateMode = mode === 'manual' ? 'manual' : 'activate',
 	): Promise<INodeExecutionData[][] | null> {
-		const workflow = mode === 'trigger' && this.shareWorkflow ? (this.activeWorkflow ??= this.loadWorkflow()) : this.loadWorkflow();
+		const workflow =
+			mode === 'trigger' && this.shareWorkflow
+				? (this.activeWorkflow ??= this.loadWorkflow())
+				: this.loadWorkflow();
 		const additionalData = createAdditionalData({
 			credentialsHelper: this.credentialsHelper,
 			workflowId: WORKFLOW_ID,

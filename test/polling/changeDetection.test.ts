@@ -27,7 +27,12 @@ const settings = (over: Partial<WatchSettings> = {}): WatchSettings => ({
 	...over,
 });
 
-const order = (id: number, status: string, createdAtMs: number, updatedAtMs = createdAtMs): OrderRecord => ({
+const order = (
+	id: number,
+	status: string,
+	createdAtMs: number,
+	updatedAtMs = createdAtMs,
+): OrderRecord => ({
 	id,
 	brandId: 1,
 	status,
@@ -50,10 +55,21 @@ describe('planPoll', () => {
 
 	test('first run with a start date reports from it; status tracking reaches back the lookback', () => {
 		const start = T0 - 3 * DAY;
-		expect(planPoll(undefined, settings({ firstStartMs: start }), T0)).toEqual({ startMs: start, reportNewFromMs: start });
-		expect(planPoll(undefined, settings({ events: ['statusChanged'], lookbackDays: 7 }), T0).startMs).toBe(T0 - 7 * DAY);
+		expect(planPoll(undefined, settings({ firstStartMs: start }), T0)).toEqual({
+			startMs: start,
+			reportNewFromMs: start,
+		});
+		expect(
+			planPoll(undefined, settings({ events: ['statusChanged'], lookbackDays: 7 }), T0).startMs,
+		).toBe(T0 - 7 * DAY);
 		// A start date older than the lookback wins.
-		expect(planPoll(undefined, settings({ events: ['statusChanged'], lookbackDays: 1, firstStartMs: start }), T0).startMs).toBe(start);
+		expect(
+			planPoll(
+				undefined,
+				settings({ events: ['statusChanged'], lookbackDays: 1, firstStartMs: start }),
+				T0,
+			).startMs,
+		).toBe(start);
 	});
 
 	test('later runs: since the previous poll minus the overlap, whole seconds', () => {
@@ -70,7 +86,11 @@ describe('planPoll', () => {
 		const second = poll(state, [], settings(), T0 + 20 * MIN);
 		expect(second.plan.startMs).toBe(T0 - 10 * MIN);
 		// clock stepped back 15 minutes: since - overlap would be earlier than the last startDate
-		const stepped = planPoll({ ...second.state, since: new Date(T0 - 5 * MIN).toISOString() }, settings(), T0);
+		const stepped = planPoll(
+			{ ...second.state, since: new Date(T0 - 5 * MIN).toISOString() },
+			settings(),
+			T0,
+		);
 		expect(stepped.startMs).toBe(Date.parse(second.state.startDate));
 	});
 
@@ -78,8 +98,12 @@ describe('planPoll', () => {
 		const { state } = poll(undefined, [], settings(), T0);
 		const plan = planPoll(state, settings({ brandIds: [3] }), T0 + MIN);
 		expect(plan.reportNewFromMs).toBe(T0 - 10 * MIN);
-		expect(fingerprintOf(settings({ brandIds: [2, 1] }))).toBe(fingerprintOf(settings({ brandIds: [1, 2] })));
-		expect(fingerprintOf(settings({ lookbackDays: 3 }))).toBe(fingerprintOf(settings({ lookbackDays: 9 })));
+		expect(fingerprintOf(settings({ brandIds: [2, 1] }))).toBe(
+			fingerprintOf(settings({ brandIds: [1, 2] })),
+		);
+		expect(fingerprintOf(settings({ lookbackDays: 3 }))).toBe(
+			fingerprintOf(settings({ lookbackDays: 9 })),
+		);
 		expect(fingerprintOf(settings({ events: ['statusChanged'], lookbackDays: 3 }))).not.toBe(
 			fingerprintOf(settings({ events: ['statusChanged'], lookbackDays: 9 })),
 		);
@@ -124,13 +148,20 @@ describe('detectChanges', () => {
 		const cancelled = { ...o, status: 'Cancelled', updatedAt: new Date(T0 + MIN).toISOString() };
 		const second = poll(first.state, [cancelled], s, T0 + 2 * MIN);
 		expect(second.changes.map((c) => c.change)).toEqual([
-			{ kind: 'statusChanged', status: 'Cancelled', previousStatus: 'Created', detectedAt: new Date(T0 + 2 * MIN).toISOString() },
+			{
+				kind: 'statusChanged',
+				status: 'Cancelled',
+				previousStatus: 'Created',
+				detectedAt: new Date(T0 + 2 * MIN).toISOString(),
+			},
 		]);
 		expect(poll(second.state, [cancelled], s, T0 + 3 * MIN).changes).toEqual([]);
 
 		const returned = { ...o, status: 'Returned' };
 		const fourth = poll(second.state, [returned], s, T0 + 4 * MIN);
-		expect(fourth.changes.map((c) => [c.change.previousStatus, c.change.status])).toEqual([['Cancelled', 'Returned']]);
+		expect(fourth.changes.map((c) => [c.change.previousStatus, c.change.status])).toEqual([
+			['Cancelled', 'Returned'],
+		]);
 		// Back to a status already reported: not again.
 		expect(poll(fourth.state, [cancelled], s, T0 + 5 * MIN).changes).toEqual([]);
 	});
@@ -138,29 +169,57 @@ describe('detectChanges', () => {
 	test('new orders are not reported as status changes unless only status changes are watched', () => {
 		const first = poll(undefined, [], settings({ events: ['created', 'statusChanged'] }), T0);
 		const fresh = [order(8, 'Created', T0 + 1000), order(9, 'Cancelled', T0 + 2000)];
-		const both = poll(first.state, fresh, settings({ events: ['created', 'statusChanged'] }), T0 + MIN);
-		expect(both.changes.map((c) => [c.order.id, c.change.kind])).toEqual([[8, 'created'], [9, 'created']]);
+		const both = poll(
+			first.state,
+			fresh,
+			settings({ events: ['created', 'statusChanged'] }),
+			T0 + MIN,
+		);
+		expect(both.changes.map((c) => [c.order.id, c.change.kind])).toEqual([
+			[8, 'created'],
+			[9, 'created'],
+		]);
 		const onlyStatus = poll(first.state, fresh, settings({ events: ['statusChanged'] }), T0 + MIN);
-		expect(onlyStatus.changes.map((c) => [c.order.id, c.change.kind, c.change.previousStatus])).toEqual([[9, 'statusChanged', undefined]]);
+		expect(
+			onlyStatus.changes.map((c) => [c.order.id, c.change.kind, c.change.previousStatus]),
+		).toEqual([[9, 'statusChanged', undefined]]);
 		// a status change is not reported when only new orders are watched
-		const onlyNew = poll(both.state, [order(8, 'Packed', T0 + 1000)], settings({ events: ['created', 'statusChanged'] }), T0 + 2 * MIN);
+		const onlyNew = poll(
+			both.state,
+			[order(8, 'Packed', T0 + 1000)],
+			settings({ events: ['created', 'statusChanged'] }),
+			T0 + 2 * MIN,
+		);
 		expect(onlyNew.changes).toHaveLength(1);
-		expect(poll(both.state, [order(8, 'Packed', T0 + 1000)], settings(), T0 + 2 * MIN).changes).toEqual([]);
+		expect(
+			poll(both.state, [order(8, 'Packed', T0 + 1000)], settings(), T0 + 2 * MIN).changes,
+		).toEqual([]);
 	});
 
 	test('the statuses filter limits what is reported, not what is tracked', () => {
 		const s = settings({ events: ['created', 'statusChanged'], statuses: ['Returned'] });
 		const first = poll(undefined, [order(1, 'Created', T0 - DAY)], s, T0);
-		const second = poll(first.state, [order(1, 'Cancelled', T0 - DAY), order(2, 'Created', T0 + 1)], s, T0 + MIN);
+		const second = poll(
+			first.state,
+			[order(1, 'Cancelled', T0 - DAY), order(2, 'Created', T0 + 1)],
+			s,
+			T0 + MIN,
+		);
 		expect(second.changes).toEqual([]);
 		expect(second.state.seen['1']).toEqual([T0 - DAY, 'Created', 'Cancelled']);
 		const third = poll(second.state, [order(1, 'Returned', T0 - DAY)], s, T0 + 2 * MIN);
-		expect(third.changes.map((c) => [c.change.previousStatus, c.change.status])).toEqual([['Cancelled', 'Returned']]);
+		expect(third.changes.map((c) => [c.change.previousStatus, c.change.status])).toEqual([
+			['Cancelled', 'Returned'],
+		]);
 	});
 
 	test('a start date on the first run reports the orders since then, once', () => {
 		const s = settings({ firstStartMs: T0 - DAY });
-		const all = [order(1, 'Created', T0 - 2 * DAY), order(2, 'Packed', T0 - DAY), order(3, 'Created', T0 - MIN)];
+		const all = [
+			order(1, 'Created', T0 - 2 * DAY),
+			order(2, 'Packed', T0 - DAY),
+			order(3, 'Created', T0 - MIN),
+		];
 		const first = poll(undefined, all, s, T0);
 		expect(first.changes.map((c) => c.order.id)).toEqual([2, 3]);
 		expect(poll(first.state, all, s, T0 + MIN).changes).toEqual([]);
@@ -169,7 +228,12 @@ describe('detectChanges', () => {
 	test('re-baselines after the brand filter changes instead of flooding', () => {
 		const all = [order(1, 'Created', T0 - 5 * MIN), order(2, 'Created', T0 - DAY)];
 		const first = poll(undefined, [], settings({ brandIds: [9] }), T0);
-		const second = poll(first.state, [...all, order(3, 'Created', T0 + 1000)], settings({ brandIds: [1] }), T0 + MIN);
+		const second = poll(
+			first.state,
+			[...all, order(3, 'Created', T0 + 1000)],
+			settings({ brandIds: [1] }),
+			T0 + MIN,
+		);
 		// 1 is inside the overlap of the last poll, 3 is newer; 2 is history
 		expect(second.changes.map((c) => c.order.id)).toEqual([1, 3]);
 	});
@@ -187,7 +251,15 @@ describe('detectChanges', () => {
 
 	test('records without id or status are skipped', () => {
 		const first = poll(undefined, [], settings(), T0);
-		const second = poll(first.state, [{ status: 'Created', createdAt: new Date(T0).toISOString() }, { id: 3, createdAt: new Date(T0).toISOString() }], settings(), T0 + MIN);
+		const second = poll(
+			first.state,
+			[
+				{ status: 'Created', createdAt: new Date(T0).toISOString() },
+				{ id: 3, createdAt: new Date(T0).toISOString() },
+			],
+			settings(),
+			T0 + MIN,
+		);
 		expect(second.changes).toEqual([]);
 	});
 
@@ -209,7 +281,9 @@ describe('detectChanges', () => {
 						reported.push(...result.changes.map((c) => c.order.id));
 						state = result.state;
 					}
-					expect([...reported].sort((a, b) => Number(a) - Number(b))).toEqual(orders.map((o) => o.id));
+					expect([...reported].sort((a, b) => Number(a) - Number(b))).toEqual(
+						orders.map((o) => o.id),
+					);
 				},
 			),
 		);
@@ -218,7 +292,10 @@ describe('detectChanges', () => {
 
 describe('inputs and helpers', () => {
 	test('toEventKinds needs one known kind at least', () => {
-		expect(toEventKinds(['statusChanged', 'created', 'created'])).toEqual(['statusChanged', 'created']);
+		expect(toEventKinds(['statusChanged', 'created', 'created'])).toEqual([
+			'statusChanged',
+			'created',
+		]);
 		expect(() => toEventKinds([])).toThrow(InputError);
 		expect(() => toEventKinds(['deleted'])).toThrow(/Watch/);
 	});
@@ -232,7 +309,11 @@ describe('inputs and helpers', () => {
 	});
 
 	test('latestOrder: newest createdAt among the wanted statuses', () => {
-		const all = [order(1, 'Created', T0), order(2, 'Cancelled', T0 - MIN), order(3, 'Created', T0 - DAY)];
+		const all = [
+			order(1, 'Created', T0),
+			order(2, 'Cancelled', T0 - MIN),
+			order(3, 'Created', T0 - DAY),
+		];
 		expect(latestOrder(all, [])?.id).toBe(1);
 		expect(latestOrder(all, ['Cancelled'])?.id).toBe(2);
 		expect(latestOrder(all, ['Returned'])).toBeUndefined();

@@ -21,12 +21,19 @@ afterAll(async () => await sandbox?.close());
 const clock = useSteppedClock(() => sandbox.control);
 
 describe.each([
-	['n8n\'s default isolate settings', false],
+	["n8n's default isolate settings", false],
 	['N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true', true],
 ])('%s', (_name, lazyAcquire) => {
 	beforeAll(async () => {
 		// n8n 2.41.1's defaults (expression-engine config), as `n8n start` initialises the engine
-		await Expression.initExpressionEngine({ engine: 'vm', poolSize: 1, maxCodeCacheSize: 1024, bridgeTimeout: 5000, bridgeMemoryLimit: 128, lazyAcquire });
+		await Expression.initExpressionEngine({
+			engine: 'vm',
+			poolSize: 1,
+			maxCodeCacheSize: 1024,
+			bridgeTimeout: 5000,
+			bridgeMemoryLimit: 128,
+			lazyAcquire,
+		});
 	});
 	afterAll(async () => await Expression.disposeExpressionEngine());
 
@@ -41,9 +48,15 @@ describe.each([
 		await poller.poll();
 		const order = (await sandbox.control.createOrder({ brandId: 1 })).order;
 		// the first attempt hangs past the request timeout; the retry needs the credential's header again
-		await sandbox.control.injectFault({ route: 'listOrders', mode: 'hang', hangMs: 1500, count: 1 });
+		await sandbox.control.injectFault({
+			route: 'listOrders',
+			mode: 'hang',
+			hangMs: 1500,
+			count: 1,
+		});
 		const slow = poller.poll();
-		while ((await sandbox.control.faults()).faults.length > 0) await new Promise((r) => setImmediate(r));
+		while ((await sandbox.control.faults()).faults.length > 0)
+			await new Promise((r) => setImmediate(r));
 		const overlapping = await poller.poll();
 		expect(overlapping).toBeNull();
 		const reported: INodeExecutionData[] = (await slow)?.[0] ?? [];

@@ -82,8 +82,15 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 
 		const second = await pollWithRequests(poller);
 		expect(ids(second.items)).toEqual([a.id, b.id]);
-		expect(second.items[0].json).toMatchObject({ ...a, change: { kind: 'created', status: 'Created' } });
-		expect(second.items[1].json.change).toEqual({ kind: 'created', status: 'Packed', detectedAt: expect.any(String) });
+		expect(second.items[0].json).toMatchObject({
+			...a,
+			change: { kind: 'created', status: 'Created' },
+		});
+		expect(second.items[1].json.change).toEqual({
+			kind: 'created',
+			status: 'Packed',
+			detectedAt: expect.any(String),
+		});
 		expect(ids(second.items)).not.toContain(outOfScope.id);
 		expect(second.requests).toHaveLength(1);
 		expect(poller.emitted).toHaveLength(1);
@@ -92,7 +99,9 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		const third = await pollWithRequests(poller);
 		expect(third.items).toEqual([]);
 		expect(third.requests).toHaveLength(1);
-		expect(Date.parse(queryOf(third.requests[0]).get('startDate')!)).toBeLessThanOrEqual(Date.parse(a.createdAt));
+		expect(Date.parse(queryOf(third.requests[0]).get('startDate')!)).toBeLessThanOrEqual(
+			Date.parse(a.createdAt),
+		);
 		expect(JSON.parse(third.requests[0].body || '{}')).toEqual({});
 
 		const c = (await sandbox.control.createOrder({ brandId: 1 })).order as Order;
@@ -104,7 +113,9 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 	test('brand filter is sent comma-separated and only those brands are reported', async () => {
 		const poller = trigger({ events: ['created'], filters: { brandIds: '2, 4' } });
 		const first = await pollWithRequests(poller);
-		expect(first.requests[0].rawQuery).toMatch(/^brandIds=2,4&startDate=\d{4}-\d\d-\d\dT\d\d%3A\d\d%3A\d\dZ$/);
+		expect(first.requests[0].rawQuery).toMatch(
+			/^brandIds=2,4&startDate=\d{4}-\d\d-\d\dT\d\d%3A\d\d%3A\d\dZ$/,
+		);
 		const two = (await sandbox.control.createOrder({ brandId: 2 })).order as Order;
 		await sandbox.control.createOrder({ brandId: 3 });
 		const four = (await sandbox.control.createOrder({ brandId: 4 })).order as Order;
@@ -114,8 +125,15 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 	test('status changes of older orders: reported once, with the previous status, within the lookback', async () => {
 		const now = Date.now();
 		const all = await inScopeOrders();
-		const old = all.find((o) => o.status === 'Created' && now - Date.parse(o.createdAt) > 3 * DAY && now - Date.parse(o.createdAt) < 6 * DAY)!;
-		const tooOld = all.find((o) => o.status === 'Created' && now - Date.parse(o.createdAt) > 8 * DAY)!;
+		const old = all.find(
+			(o) =>
+				o.status === 'Created' &&
+				now - Date.parse(o.createdAt) > 3 * DAY &&
+				now - Date.parse(o.createdAt) < 6 * DAY,
+		)!;
+		const tooOld = all.find(
+			(o) => o.status === 'Created' && now - Date.parse(o.createdAt) > 8 * DAY,
+		)!;
 		expect(old).toBeDefined();
 		expect(tooOld).toBeDefined();
 
@@ -131,7 +149,15 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		await sandbox.control.createOrder({ brandId: 1 }); // new, not watched
 		const second = await pollWithRequests(poller);
 		expect(changes(second.items)).toEqual([
-			[old.id, { kind: 'statusChanged', status: 'Cancelled', previousStatus: 'Created', detectedAt: expect.any(String) }],
+			[
+				old.id,
+				{
+					kind: 'statusChanged',
+					status: 'Cancelled',
+					previousStatus: 'Created',
+					detectedAt: expect.any(String),
+				},
+			],
 		]);
 		expect(second.items[0].json.status).toBe('Cancelled');
 		expect(second.requests).toHaveLength(1);
@@ -141,15 +167,28 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		await sandbox.control.returnOrder(old.id);
 		const fourth = await pollWithRequests(poller);
 		expect(changes(fourth.items)).toEqual([
-			[old.id, { kind: 'statusChanged', status: 'Returned', previousStatus: 'Cancelled', detectedAt: expect.any(String) }],
+			[
+				old.id,
+				{
+					kind: 'statusChanged',
+					status: 'Returned',
+					previousStatus: 'Cancelled',
+					detectedAt: expect.any(String),
+				},
+			],
 		]);
 	});
 
 	test('the statuses filter reports only changes into those statuses', async () => {
 		const now = Date.now();
-		const candidates = (await inScopeOrders()).filter((o) => o.status === 'Created' && now - Date.parse(o.createdAt) < 6 * DAY);
+		const candidates = (await inScopeOrders()).filter(
+			(o) => o.status === 'Created' && now - Date.parse(o.createdAt) < 6 * DAY,
+		);
 		const [x, y] = candidates.slice(-2);
-		const poller = trigger({ events: ['created', 'statusChanged'], filters: { statuses: ['Returned'] } });
+		const poller = trigger({
+			events: ['created', 'statusChanged'],
+			filters: { statuses: ['Returned'] },
+		});
 		await poller.poll();
 		await sandbox.control.cancelOrder(x.id);
 		await sandbox.control.createOrder({ brandId: 2 });
@@ -157,7 +196,15 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		await sandbox.control.returnOrder(y.id);
 		const third = await poller.poll();
 		expect(third![0].map((i) => [i.json.id, i.json.change])).toEqual([
-			[y.id, { kind: 'statusChanged', status: 'Returned', previousStatus: 'Created', detectedAt: expect.any(String) }],
+			[
+				y.id,
+				{
+					kind: 'statusChanged',
+					status: 'Returned',
+					previousStatus: 'Created',
+					detectedAt: expect.any(String),
+				},
+			],
 		]);
 	});
 
@@ -184,14 +231,20 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 
 		const manual = await pollWithRequests(poller, 'manual');
 		expect(manual.items).toHaveLength(1);
-		expect(manual.items[0].json).toEqual({ ...latest, change: { kind: 'created', status: 'Created', detectedAt: expect.any(String) } });
+		expect(manual.items[0].json).toEqual({
+			...latest,
+			change: { kind: 'created', status: 'Created', detectedAt: expect.any(String) },
+		});
 		expect(manual.requests).toHaveLength(1);
 		expect(JSON.stringify(poller.staticData)).toBe(savedState);
 
 		// The manual run did not consume the order: the active workflow still reports it.
 		expect(ids((await poller.poll())![0])).toEqual([latest.id]);
 
-		const cancelled = await pollWithRequests(trigger({ events: ['created'], filters: { statuses: ['Cancelled'] } }), 'manual');
+		const cancelled = await pollWithRequests(
+			trigger({ events: ['created'], filters: { statuses: ['Cancelled'] } }),
+			'manual',
+		);
 		const newestCancelled = (await inScopeOrders())
 			.filter((o) => o.status === 'Cancelled')
 			.sort((p, q) => Date.parse(q.createdAt) - Date.parse(p.createdAt))[0];
@@ -200,19 +253,27 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 
 	test('manual run reads a bounded window: widening 1, 7, 30, 365 days, never the whole order list', async () => {
 		const { apiKey } = await sandbox.control.createUser({ brandIds: [5] });
-		const found = await pollWithRequests(trigger({ events: ['created'], filters: { statuses: ['Returned'] } }, apiKey), 'manual');
+		const found = await pollWithRequests(
+			trigger({ events: ['created'], filters: { statuses: ['Returned'] } }, apiKey),
+			'manual',
+		);
 		expect(found.items).toHaveLength(1);
 		expect(found.requests.every((r) => queryOf(r).has('startDate'))).toBe(true);
 		// nothing at all in a year (a user whose scope holds no brand): bounded reads, then no sample
 		const { apiKey: empty } = await sandbox.control.createUser({ brandIds: [] });
 		const none = await pollWithRequests(trigger({ events: ['created'] }, empty), 'manual');
 		expect(none.items).toEqual([]);
-		const starts = none.requests.map((r) => Math.round((Date.now() - Date.parse(queryOf(r).get('startDate')!)) / DAY));
+		const starts = none.requests.map((r) =>
+			Math.round((Date.now() - Date.parse(queryOf(r).get('startDate')!)) / DAY),
+		);
 		expect(starts).toEqual([1, 7, 30, 365]);
 	});
 
 	test('a revoked key surfaces as NodeApiError 401, no retry, the state is kept', async () => {
-		const { apiKey } = await sandbox.control.createUser({ permissions: ['orders.read'], brandIds: [1, 2] });
+		const { apiKey } = await sandbox.control.createUser({
+			permissions: ['orders.read'],
+			brandIds: [1, 2],
+		});
 		const poller = trigger({ events: ['created'] }, apiKey);
 		await poller.poll();
 		const savedState = JSON.stringify(poller.staticData);
@@ -230,8 +291,13 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 	});
 
 	test('the first poll (activation) fails on a key without orders.read', async () => {
-		const { apiKey } = await sandbox.control.createUser({ permissions: ['products.read'], brandIds: [1] });
-		const error = await trigger({ events: ['created'] }, apiKey).poll().catch((e: unknown) => e);
+		const { apiKey } = await sandbox.control.createUser({
+			permissions: ['products.read'],
+			brandIds: [1],
+		});
+		const error = await trigger({ events: ['created'] }, apiKey)
+			.poll()
+			.catch((e: unknown) => e);
 		expect(error).toBeInstanceOf(NodeApiError);
 		expect(error).toMatchObject({ httpCode: '403' });
 	});
@@ -256,7 +322,7 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		const recovered = await pollWithRequests(poller);
 		expect(ids(recovered.items)).toEqual([during.id]);
 		expect(recovered.requests).toHaveLength(1);
-		expect((await poller.poll())).toBeNull();
+		expect(await poller.poll()).toBeNull();
 	});
 
 	test('overlapping polls: a poll that outlasts the interval makes the next one wait and report nothing itself; every order reported once', async () => {
@@ -264,17 +330,24 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		await poller.poll();
 		const before = (await sandbox.control.requests()).at(-1)?.seq ?? 0;
 		const x = (await sandbox.control.createOrder({ brandId: 1 })).order as Order;
-		await sandbox.control.injectFault({ route: 'listOrders', mode: 'hang', hangMs: 1500, count: 1 });
+		await sandbox.control.injectFault({
+			route: 'listOrders',
+			mode: 'hang',
+			hangMs: 1500,
+			count: 1,
+		});
 
 		const slow = poller.poll();
 		// the slow poll is in flight once its request took the fault
-		while ((await sandbox.control.faults()).faults.length > 0) await new Promise((r) => setImmediate(r));
+		while ((await sandbox.control.faults()).faults.length > 0)
+			await new Promise((r) => setImmediate(r));
 		const y = (await sandbox.control.createOrder({ brandId: 2 })).order as Order;
 		const logged = jest.spyOn(Container.get(Logger), 'info');
 		const overlapping = poller.poll();
 		// it waits for the slow poll (as it says in n8n's log); the hang then ends when the sandbox's
 		// clock has moved by it, not after a real 1.5 s
-		while (!logged.mock.calls.some(([message]) => /still running/.test(message))) await new Promise((r) => setImmediate(r));
+		while (!logged.mock.calls.some(([message]) => /still running/.test(message)))
+			await new Promise((r) => setImmediate(r));
 		logged.mockRestore();
 		await sandbox.control.advanceClockMs(1500);
 		expect(await overlapping).toBeNull();
@@ -283,13 +356,19 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		expect(ids(reported).sort((a, b) => Number(a) - Number(b))).toEqual([x.id, y.id]);
 		expect(await poller.poll()).toBeNull();
 		// the skipped poll sent nothing: one request per poll that ran
-		expect((await sandbox.control.requests(before)).filter((r) => r.path === '/v1/orders')).toHaveLength(3);
+		expect(
+			(await sandbox.control.requests(before)).filter((r) => r.path === '/v1/orders'),
+		).toHaveLength(3);
 	});
 
 	test('re-activation after a pause, and a restart, report what changed while the workflow was off, once (as the notice says)', async () => {
-		const notice = String(node.description.properties.find((p) => p.name === 'pollingNotice')!.displayName);
+		const notice = String(
+			node.description.properties.find((p) => p.name === 'pollingNotice')!.displayName,
+		);
 		expect(notice).toMatch(/first activation starts from now/);
-		expect(notice).toMatch(/unpublished for a while, or n8n restarted, it picks up where it stopped/);
+		expect(notice).toMatch(
+			/unpublished for a while, or n8n restarted, it picks up where it stopped/,
+		);
 
 		const poller = trigger({ events: ['created', 'statusChanged'], lookbackDays: 1 });
 		await poller.poll('trigger', 'activate');
@@ -303,7 +382,15 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		// both happened within the same millisecond or two: compare in id order
 		expect(changes(resumed).sort((a, b) => Number(b[0]) - Number(a[0]))).toEqual([
 			[whileOff.id, { kind: 'created', status: 'Created', detectedAt: expect.any(String) }],
-			[tracked.id, { kind: 'statusChanged', status: 'Cancelled', previousStatus: 'Created', detectedAt: expect.any(String) }],
+			[
+				tracked.id,
+				{
+					kind: 'statusChanged',
+					status: 'Cancelled',
+					previousStatus: 'Created',
+					detectedAt: expect.any(String),
+				},
+			],
 		]);
 
 		// n8n restarted (activation mode init): the same, and nothing twice
@@ -314,20 +401,27 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 
 	test('invalid parameters fail before any request', async () => {
 		const before = (await sandbox.control.requests()).at(-1)?.seq ?? 0;
-		const error = await trigger({ events: ['created'], filters: { brandIds: 'one' } }).poll().catch((e: unknown) => e);
+		const error = await trigger({ events: ['created'], filters: { brandIds: 'one' } })
+			.poll()
+			.catch((e: unknown) => e);
 		expect(error).toBeInstanceOf(NodeOperationError);
 		expect((error as Error).message).toMatch(/Brand IDs/);
 		expect(await sandbox.control.requests(before)).toHaveLength(0);
 	});
 
 	test('Request Options accept what the shared parameter offers (a 400,000 ms timeout), and the same bounds as the action node', async () => {
-		const poller = trigger({ events: ['created'], requestOptions: { timeout: 400_000, maxAttempts: 10 } });
+		const poller = trigger({
+			events: ['created'],
+			requestOptions: { timeout: 400_000, maxAttempts: 10 },
+		});
 		await expect(poller.poll()).resolves.toBeNull();
 		for (const [requestOptions, field] of [
 			[{ timeout: 600_001 }, 'Timeout (Ms)'],
 			[{ maxAttempts: 11 }, 'Max Attempts'],
 		] as const) {
-			const error = await trigger({ events: ['created'], requestOptions }).poll().catch((e: unknown) => e);
+			const error = await trigger({ events: ['created'], requestOptions })
+				.poll()
+				.catch((e: unknown) => e);
 			expect((error as Error).message).toContain(`Request Options > ${field}`);
 		}
 	});
@@ -340,7 +434,8 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		expect(items).toHaveLength(30);
 		const start = Date.parse(queryOf(requests[0]).get('startDate')!);
 		expect(Math.abs(Date.now() - 2 * DAY - start)).toBeLessThan(60_000);
-		const seen = (poller.staticData.orderWatch as { seen: Record<string, [number, ...string[]]> }).seen;
+		const seen = (poller.staticData.orderWatch as { seen: Record<string, [number, ...string[]]> })
+			.seen;
 		const inWindow = (await inScopeOrders()).filter((o) => Date.parse(o.createdAt) >= start);
 		expect(Object.keys(seen).map(Number).sort()).toEqual(inWindow.map((o) => o.id).sort());
 		expect(inWindow.length).toBeLessThan((await inScopeOrders()).length);

@@ -12,7 +12,16 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { allExecutions, codeVersion, eventIdOf, orderCreatedEvent, pool, signedDelivery, triggerWorkflow, type Delivery } from '../bench/n8nBench';
+import {
+	allExecutions,
+	codeVersion,
+	eventIdOf,
+	orderCreatedEvent,
+	pool,
+	signedDelivery,
+	triggerWorkflow,
+	type Delivery,
+} from '../bench/n8nBench';
 import { nodeOutput, sleep, Timings, waitFor } from '../e2e/kit';
 import { freePort, startN8n, type N8nHandle, type PublicApi } from '../e2e/n8n';
 import { fromService, startReverseProxy, type ReverseProxy } from '../e2e/reverseProxy';
@@ -25,7 +34,10 @@ const repoRoot = resolve(__dirname, '..', '..');
 const WORKFLOW_ID = 'queueModeTrigger1';
 const WEBHOOK_ID = '2b7c9d40-6e1f-4a3b-8c5d-9e0f1a2b3c4d';
 // RECORD_RESULTS=1 writes the measurement into the repository's results, otherwise into tmp/
-const RESULTS = process.env.RECORD_RESULTS === '1' ? join(repoRoot, 'test', 'bench', 'results', 'queue-mode.md') : join(repoRoot, 'tmp', 'queue-mode.md');
+const RESULTS =
+	process.env.RECORD_RESULTS === '1'
+		? join(repoRoot, 'test', 'bench', 'results', 'queue-mode.md')
+		: join(repoRoot, 'tmp', 'queue-mode.md');
 const timings = new Timings();
 
 let pg: Service;
@@ -65,15 +77,21 @@ async function runsById(): Promise<Map<string, number>> {
 
 /** Waits until every id has run at least once and nothing new came for `quietMs`; returns the counts. */
 async function settledRuns(ids: string[], quietMs = 2500): Promise<Map<string, number>> {
-	await waitFor(`executions of ${ids.length} events`, async () => {
-		const runs = await runsById();
-		return ids.every((id) => runs.has(id)) ? true : undefined;
-	}, 60_000, 300);
+	await waitFor(
+		`executions of ${ids.length} events`,
+		async () => {
+			const runs = await runsById();
+			return ids.every((id) => runs.has(id)) ? true : undefined;
+		},
+		60_000,
+		300,
+	);
 	await sleep(quietMs);
 	return await runsById();
 }
 
-const twice = (runs: Map<string, number>, ids: string[]) => ids.filter((id) => (runs.get(id) ?? 0) > 1);
+const twice = (runs: Map<string, number>, ids: string[]) =>
+	ids.filter((id) => (runs.get(id) ?? 0) > 1);
 
 beforeAll(async () => {
 	await timings.time('PostgreSQL + Redis', async () => {
@@ -81,7 +99,10 @@ beforeAll(async () => {
 	});
 	sandbox = await startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true });
 	processorPorts.push(await freePort(), await freePort());
-	proxy = await startReverseProxy({ targets: () => processorPorts.map((port) => ({ port })), accept: fromService(USER_AGENT) });
+	proxy = await startReverseProxy({
+		targets: () => processorPorts.map((port) => ({ port })),
+		accept: fromService(USER_AGENT),
+	});
 	productionUrl = `http://127.0.0.1:${proxy.port}/webhook/${WEBHOOK_ID}/webhook`;
 	userFolder = mkdtempSync(join(tmpdir(), 'n8n-queue-'));
 	const env = {
@@ -99,13 +120,29 @@ beforeAll(async () => {
 		N8N_LOG_LEVEL: 'info',
 	};
 	await timings.time('n8n main (migrations on PostgreSQL)', async () => {
-		main = await startN8n({ packageRoot: repoRoot, userFolder, env: { ...env, N8N_DISABLE_PRODUCTION_MAIN_PROCESS: 'true' } });
+		main = await startN8n({
+			packageRoot: repoRoot,
+			userFolder,
+			env: { ...env, N8N_DISABLE_PRODUCTION_MAIN_PROCESS: 'true' },
+		});
 	});
 	await timings.time('n8n worker + 2 webhook processors', async () => {
 		const started = await Promise.all([
 			startN8n({ packageRoot: repoRoot, userFolder, command: 'worker', env }),
-			startN8n({ packageRoot: repoRoot, userFolder, command: 'webhook', port: processorPorts[0], env }),
-			startN8n({ packageRoot: repoRoot, userFolder, command: 'webhook', port: processorPorts[1], env }),
+			startN8n({
+				packageRoot: repoRoot,
+				userFolder,
+				command: 'webhook',
+				port: processorPorts[0],
+				env,
+			}),
+			startN8n({
+				packageRoot: repoRoot,
+				userFolder,
+				command: 'webhook',
+				port: processorPorts[1],
+				env,
+			}),
 		]);
 		worker = started[0];
 		processors.push(started[1], started[2]);
@@ -125,8 +162,14 @@ beforeAll(async () => {
 afterAll(async () => {
 	const logDir = join(repoRoot, 'tmp');
 	mkdirSync(logDir, { recursive: true });
-	const named: Array<[string, N8nHandle | undefined]> = [['main', main], ['worker', worker], ['webhook-1', processors[0]], ['webhook-2', processors[1]]];
-	for (const [name, handle] of named) if (handle) writeFileSync(join(logDir, `queue-${name}.log`), handle.logs());
+	const named: Array<[string, N8nHandle | undefined]> = [
+		['main', main],
+		['worker', worker],
+		['webhook-1', processors[0]],
+		['webhook-2', processors[1]],
+	];
+	for (const [name, handle] of named)
+		if (handle) writeFileSync(join(logDir, `queue-${name}.log`), handle.logs());
 	await Promise.all([...processors, worker, main].filter(Boolean).map(async (h) => await h.stop()));
 	await Promise.all([proxy?.stop(), sandbox?.close(), pg?.stop(), redis?.stop()]);
 	if (userFolder) rmSync(userFolder, { recursive: true, force: true });
@@ -139,13 +182,16 @@ test('activation through main registers exactly one endpoint for the shared URL'
 		await main.waitForActivation(WORKFLOW_ID);
 	});
 	const endpoints = await sandbox.control.endpoints();
-	expect(endpoints.map((e) => [e.url, e.status, e.eventTypes])).toEqual([[productionUrl, 'Enabled', ['order.created']]]);
+	expect(endpoints.map((e) => [e.url, e.status, e.eventTypes])).toEqual([
+		[productionUrl, 'Enabled', ['order.created']],
+	]);
 	secret = endpoints[0].secret as string;
 });
 
 test('events delivered by the service through the proxy run once each, on the worker', async () => {
 	const made = [];
-	for (let i = 0; i < 4; i++) made.push((await sandbox.control.createOrder({ brandId: 1 })).event.id as string);
+	for (let i = 0; i < 4; i++)
+		made.push((await sandbox.control.createOrder({ brandId: 1 })).event.id as string);
 	const runs = await settledRuns(made);
 	expect(made.map((id) => runs.get(id))).toEqual([1, 1, 1, 1]);
 	// both processors received deliveries, and they ran on the worker (main runs no production webhooks)
@@ -153,42 +199,80 @@ test('events delivered by the service through the proxy run once each, on the wo
 	const executions = await allExecutions(api, WORKFLOW_ID, false);
 	expect(executions.every((e) => e.status === 'success' && e.mode === 'webhook')).toBe(true);
 	expect(worker.logs()).toMatch(/Worker started execution|started execution/i);
-	const deliveries = (await sandbox.control.deliveries()).filter((d) => made.includes(d.eventId as string));
-	expect(deliveries.map((d) => d.status)).toEqual(['Delivered', 'Delivered', 'Delivered', 'Delivered']);
+	const deliveries = (await sandbox.control.deliveries()).filter((d) =>
+		made.includes(d.eventId as string),
+	);
+	expect(deliveries.map((d) => d.status)).toEqual([
+		'Delivered',
+		'Delivered',
+		'Delivered',
+		'Delivered',
+	]);
 });
 
 test('an event accepted at processor 1 and sent again to processor 2 later starts nothing new', async () => {
 	const event = orderCreatedEvent();
-	expect(await send(urlAt(0), signedDelivery(secret, event))).toEqual({ status: 200, body: { received: true, id: event.id } });
+	expect(await send(urlAt(0), signedDelivery(secret, event))).toEqual({
+		status: 200,
+		body: { received: true, id: event.id },
+	});
 	await sleep(3000);
-	expect(await send(urlAt(1), signedDelivery(secret, event))).toEqual({ status: 200, body: { received: true, ignored: 'duplicate', id: event.id } });
+	expect(await send(urlAt(1), signedDelivery(secret, event))).toEqual({
+		status: 200,
+		body: { received: true, ignored: 'duplicate', id: event.id },
+	});
 	const runs = await settledRuns([event.id]);
 	expect(runs.get(event.id)).toBe(1);
 });
 
 test('40 events alternating between the processors (4 at a time), then each sent again to the other one: 40 runs', async () => {
 	const events = Array.from({ length: 40 }, () => orderCreatedEvent());
-	const first = await pool(4, events.length, async (i) => await send(urlAt(i % 2), signedDelivery(secret, events[i])));
+	const first = await pool(
+		4,
+		events.length,
+		async (i) => await send(urlAt(i % 2), signedDelivery(secret, events[i])),
+	);
 	expect(first.map((r) => r.status)).toEqual(events.map(() => 200));
 	// a late copy comes at the service's first retry gap (1 minute) at the earliest; 3 s is the bound claimed
 	await sleep(3000);
-	const again = await pool(4, events.length, async (i) => await send(urlAt((i + 1) % 2), signedDelivery(secret, events[i])));
+	const again = await pool(
+		4,
+		events.length,
+		async (i) => await send(urlAt((i + 1) % 2), signedDelivery(secret, events[i])),
+	);
 	expect(again.map((r) => r.body.ignored)).toEqual(events.map(() => 'duplicate'));
 	const runs = await settledRuns(events.map((e) => e.id));
-	expect(twice(runs, events.map((e) => e.id))).toEqual([]);
+	expect(
+		twice(
+			runs,
+			events.map((e) => e.id),
+		),
+	).toEqual([]);
 });
 
 test('a processor restart loses no ids: five accepted, silence, restart, sent again to both processors', async () => {
 	const events = Array.from({ length: 5 }, () => orderCreatedEvent());
-	const answers = await Promise.all(events.map(async (e) => await send(urlAt(0), signedDelivery(secret, e))));
+	const answers = await Promise.all(
+		events.map(async (e) => await send(urlAt(0), signedDelivery(secret, e))),
+	);
 	expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
 	// silence longer than the trigger's 1 s wait before it stores a burst's ids (settle.ts firstMs)
-	await settledRuns(events.map((e) => e.id), 1500);
+	await settledRuns(
+		events.map((e) => e.id),
+		1500,
+	);
 	await timings.time('webhook processor 1 restart', async () => await processors[0].restart());
-	const replays = await Promise.all(events.flatMap((e) => [0, 1].map(async (i) => await send(urlAt(i), signedDelivery(secret, e)))));
+	const replays = await Promise.all(
+		events.flatMap((e) => [0, 1].map(async (i) => await send(urlAt(i), signedDelivery(secret, e)))),
+	);
 	expect(replays.map((r) => r.body.ignored)).toEqual(replays.map(() => 'duplicate'));
 	const runs = await settledRuns(events.map((e) => e.id));
-	expect(twice(runs, events.map((e) => e.id))).toEqual([]);
+	expect(
+		twice(
+			runs,
+			events.map((e) => e.id),
+		),
+	).toEqual([]);
 });
 
 /** Stops every handle, runs `during` while all are down, then starts them again (in parallel). */
@@ -198,40 +282,56 @@ async function whileAllStopped(handles: N8nHandle[], during: () => Promise<void>
 	const allDown = new Promise<void>((resolve) => (release = resolve));
 	let failure: unknown;
 	await Promise.all(
-		handles.map(async (h) =>
-			await h.restart(async () => {
-				if (++stopped < handles.length) return await allDown;
-				try {
-					await during();
-				} catch (error) {
-					failure = error;
-				} finally {
-					release();
-				}
-			}),
+		handles.map(
+			async (h) =>
+				await h.restart(async () => {
+					if (++stopped < handles.length) return await allDown;
+					try {
+						await during();
+					} catch (error) {
+						failure = error;
+					} finally {
+						release();
+					}
+				}),
 		),
 	);
 	if (failure) throw failure;
 }
 
-test('both webhook processors down while three orders are created: the next order\'s run brings each once; the service\'s retries start nothing', async () => {
-	const itemsOf = (execution: Json) => nodeOutput(execution as { data?: Json }, 'Order Created') as Array<{ id: string; caughtUp?: boolean; data: { orderId: number } }>;
+test("both webhook processors down while three orders are created: the next order's run brings each once; the service's retries start nothing", async () => {
+	const itemsOf = (execution: Json) =>
+		nodeOutput(execution as { data?: Json }, 'Order Created') as Array<{
+			id: string;
+			caughtUp?: boolean;
+			data: { orderId: number };
+		}>;
 	const executions = async () => await allExecutions(api, WORKFLOW_ID, true);
 	const missed: Array<{ orderId: number; eventId: string; createdAt: string }> = [];
 	const stoppedAt = Date.now();
-	await timings.time('both webhook processors down (3 orders), then up', async () =>
-		await whileAllStopped(processors, async () => {
-			for (let i = 0; i < 3; i++) {
-				const { order, event } = await sandbox.control.createOrder({ brandId: 1 });
-				missed.push({ orderId: order.id as number, eventId: String(event.id), createdAt: String(order.createdAt) });
-			}
-			// the load balancer answers 502 for each first attempt: nothing behind it
-			const firstAttempts = await waitFor('the first attempts', async () => {
-				const attempts = (await sandbox.control.deliveries()).filter((d) => missed.some((m) => m.eventId === d.eventId)).map((d) => d.attemptLog[0]);
-				return attempts.length === missed.length && attempts.every(Boolean) ? attempts : undefined;
-			});
-			expect(firstAttempts.map((a) => a.statusCode)).toEqual(missed.map(() => 502));
-		}),
+	await timings.time(
+		'both webhook processors down (3 orders), then up',
+		async () =>
+			await whileAllStopped(processors, async () => {
+				for (let i = 0; i < 3; i++) {
+					const { order, event } = await sandbox.control.createOrder({ brandId: 1 });
+					missed.push({
+						orderId: order.id as number,
+						eventId: String(event.id),
+						createdAt: String(order.createdAt),
+					});
+				}
+				// the load balancer answers 502 for each first attempt: nothing behind it
+				const firstAttempts = await waitFor('the first attempts', async () => {
+					const attempts = (await sandbox.control.deliveries())
+						.filter((d) => missed.some((m) => m.eventId === d.eventId))
+						.map((d) => d.attemptLog[0]);
+					return attempts.length === missed.length && attempts.every(Boolean)
+						? attempts
+						: undefined;
+				});
+				expect(firstAttempts.map((a) => a.statusCode)).toEqual(missed.map(() => 502));
+			}),
 	);
 	const backAt = Date.now();
 	// the next order comes once the missed ones are older than the trigger's in-flight margin (15 s) on the service's clock
@@ -239,8 +339,16 @@ test('both webhook processors down while three orders are created: the next orde
 	await sleep(Math.max(0, dueAt - Date.parse((await sandbox.control.clock()).now)));
 	const createdAt = Date.now();
 	const { order, event } = await sandbox.control.createOrder({ brandId: 1 });
-	const execution = await waitFor(`the run of ${String(event.id)}`, async () => (await executions()).find((e) => itemsOf(e).some((i) => i.id === event.id)), 60_000, 300);
-	expect(itemsOf(execution).map((i) => [i.data.orderId, i.caughtUp === true])).toEqual([...missed.map((m) => [m.orderId, true]), [order.id, false]]);
+	const execution = await waitFor(
+		`the run of ${String(event.id)}`,
+		async () => (await executions()).find((e) => itemsOf(e).some((i) => i.id === event.id)),
+		60_000,
+		300,
+	);
+	expect(itemsOf(execution).map((i) => [i.data.orderId, i.caughtUp === true])).toEqual([
+		...missed.map((m) => [m.orderId, true]),
+		[order.id, false],
+	]);
 	const finishedAt = Date.parse(String(execution.stoppedAt));
 	console.log(
 		`[queue] processors down ${((backAt - stoppedAt) / 1000).toFixed(1)} s; back -> the run with the caught-up orders finished ${((finishedAt - backAt) / 1000).toFixed(1)} s ` +
@@ -250,16 +358,25 @@ test('both webhook processors down while three orders are created: the next orde
 	// the service's retries, through the load balancer to either processor: 2xx, nothing runs
 	const runsBefore = (await executions()).length;
 	await sandbox.control.advanceClock(61);
-	const retries = (await sandbox.control.deliveries()).filter((d) => missed.some((m) => m.eventId === d.eventId));
-	expect(retries.map((d) => [d.status, d.attempts, d.responseStatusCode])).toEqual(missed.map(() => ['Delivered', 2, 200]));
+	const retries = (await sandbox.control.deliveries()).filter((d) =>
+		missed.some((m) => m.eventId === d.eventId),
+	);
+	expect(retries.map((d) => [d.status, d.attempts, d.responseStatusCode])).toEqual(
+		missed.map(() => ['Delivered', 2, 200]),
+	);
 	// two more orders, one at each processor: each runs alone (the other processor's first catch-up brings nothing again)
 	const more: string[] = [];
-	for (let i = 0; i < 2; i++) more.push((await sandbox.control.createOrder({ brandId: 1 })).event.id as string);
+	for (let i = 0; i < 2; i++)
+		more.push((await sandbox.control.createOrder({ brandId: 1 })).event.id as string);
 	await settledRuns(more);
 	const all = await executions();
 	expect(all.length).toBe(runsBefore + 2);
-	const orderRuns = all.flatMap((e) => itemsOf(e).map((i) => i.data.orderId)).filter((id) => [...missed.map((m) => m.orderId), order.id].includes(id));
-	expect(orderRuns.sort((a, b) => a - b)).toEqual([...missed.map((m) => m.orderId), order.id as number].sort((a, b) => a - b));
+	const orderRuns = all
+		.flatMap((e) => itemsOf(e).map((i) => i.data.orderId))
+		.filter((id) => [...missed.map((m) => m.orderId), order.id].includes(id));
+	expect(orderRuns.sort((a, b) => a - b)).toEqual(
+		[...missed.map((m) => m.orderId), order.id as number].sort((a, b) => a - b),
+	);
 });
 
 test('the same event at both processors at once: measured by offset between the two copies', async () => {
@@ -275,8 +392,17 @@ test('the same event at both processors at once: measured by offset between the 
 			const answers = await Promise.all([a, b]);
 			expect(answers.map((x) => x.status)).toEqual([200, 200]);
 		}
-		const runs = await settledRuns(events.map((e) => e.id), 1500);
-		rows.push({ offset, twice: twice(runs, events.map((e) => e.id)).length });
+		const runs = await settledRuns(
+			events.map((e) => e.id),
+			1500,
+		);
+		rows.push({
+			offset,
+			twice: twice(
+				runs,
+				events.map((e) => e.id),
+			).length,
+		});
 	}
 	mkdirSync(join(RESULTS, '..'), { recursive: true });
 	writeFileSync(
@@ -285,7 +411,9 @@ test('the same event at both processors at once: measured by offset between the 
 
 Generated by \`.ci/queue-services && .ci/with-node24 npm run build && RECORD_RESULTS=1 .ci/with-node24 npx jest -c test/queue/jest.config.js\`
 (test "the same event at both processors at once") on ${new Date().toISOString()}; ${cpus().length} cores, load average
-${loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end. Code measured: ${codeVersion()}.
+${loadavg()
+	.map((l) => l.toFixed(2))
+	.join(' / ')} at the end. Code measured: ${codeVersion()}.
 
 n8n 2.41.1 in queue mode: main, one worker, two \`n8n webhook\` processors, PostgreSQL and Redis on loopback. For each
 offset, ${perOffset} distinct events, each posted (signed) to processor 1 and, that many milliseconds later, to processor 2;
@@ -305,7 +433,7 @@ concurrent copies wait for each other and run once. The load average includes wh
 	expect(rows[rows.length - 1].twice).toBe(0);
 }, 600_000);
 
-test('no request of n8n\'s own went to the shared public URL (the proxy would have dropped it)', () => {
+test("no request of n8n's own went to the shared public URL (the proxy would have dropped it)", () => {
 	expect(proxy.dropped).toEqual([]);
 	const logs = processors.map((p) => p.logs()).join('\n');
 	expect(logs).not.toMatch(/could not (confirm|store)/);
@@ -313,5 +441,9 @@ test('no request of n8n\'s own went to the shared public URL (the proxy would ha
 
 test('deactivation through main deletes the endpoint', async () => {
 	await api.deactivateWorkflow(WORKFLOW_ID);
-	await waitFor('the endpoint to be deleted', async () => ((await sandbox.control.endpoints()).length === 0 ? true : undefined), 30_000);
+	await waitFor(
+		'the endpoint to be deleted',
+		async () => ((await sandbox.control.endpoints()).length === 0 ? true : undefined),
+		30_000,
+	);
 });

@@ -24,7 +24,9 @@ function postgresBin(): string {
 
 /** PostgreSQL refuses to run as root: run it as the `postgres` user Debian's package creates. */
 function asDbUser(args: string[]): [string, string[]] {
-	return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', ...args]] : [args[0], args.slice(1)];
+	return process.getuid?.() === 0
+		? ['runuser', ['-u', 'postgres', '--', ...args]]
+		: [args[0], args.slice(1)];
 }
 
 async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
@@ -32,12 +34,19 @@ async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'
 	let timer: NodeJS.Timeout | undefined;
 	const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 	child.kill(signal);
-	await Promise.race([exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000)))]);
+	await Promise.race([
+		exited,
+		new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000))),
+	]);
 	clearTimeout(timer);
 	if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
-async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+async function waitUntil(
+	what: string,
+	check: () => boolean | Promise<boolean>,
+	timeoutMs = 30_000,
+): Promise<void> {
 	const deadline = Date.now() + timeoutMs;
 	while (!(await check())) {
 		if (Date.now() > deadline) throw new Error(`${what} not ready after ${timeoutMs} ms`);
@@ -64,19 +73,29 @@ export async function startPostgres(): Promise<Service & { user: string; databas
 	const port = await freePort();
 	const [cmd, argv] = asDbUser([
 		join(bin, 'postgres'),
-		'-D', dir,
-		'-p', String(port),
-		'-k', dir,
-		'-c', 'listen_addresses=127.0.0.1',
-		'-c', 'fsync=off',
-		'-c', 'synchronous_commit=off',
-		'-c', 'max_connections=200',
+		'-D',
+		dir,
+		'-p',
+		String(port),
+		'-k',
+		dir,
+		'-c',
+		'listen_addresses=127.0.0.1',
+		'-c',
+		'fsync=off',
+		'-c',
+		'synchronous_commit=off',
+		'-c',
+		'max_connections=200',
 	]);
 	const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
 	let log = '';
 	child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
 	child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-	await waitUntil('PostgreSQL', () => /ready to accept connections/.test(log) || child.exitCode !== null);
+	await waitUntil(
+		'PostgreSQL',
+		() => /ready to accept connections/.test(log) || child.exitCode !== null,
+	);
 	if (child.exitCode !== null) throw new Error(`PostgreSQL exited: ${log}`);
 	run([join(bin, 'createdb'), '-h', '127.0.0.1', '-p', String(port), '-U', 'n8n', 'n8n']);
 	return {
@@ -85,7 +104,15 @@ export async function startPostgres(): Promise<Service & { user: string; databas
 		database: 'n8n',
 		stop: async () => {
 			// runuser does not pass signals on: stop the server through pg_ctl, then reap runuser
-			const [pgCmd, pgArgv] = asDbUser([join(bin, 'pg_ctl'), '-D', dir, '-m', 'immediate', '-w', 'stop']);
+			const [pgCmd, pgArgv] = asDbUser([
+				join(bin, 'pg_ctl'),
+				'-D',
+				dir,
+				'-m',
+				'immediate',
+				'-w',
+				'stop',
+			]);
 			spawnSync(pgCmd, pgArgv, { encoding: 'utf8' });
 			await stopChild(child);
 			rmSync(dir, { recursive: true, force: true });
@@ -97,12 +124,30 @@ export async function startPostgres(): Promise<Service & { user: string; databas
 export async function startRedis(): Promise<Service> {
 	const port = await freePort();
 	const dir = mkdtempSync(join(tmpdir(), 'queue-redis-'));
-	const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
+	const child = spawn(
+		'redis-server',
+		[
+			'--port',
+			String(port),
+			'--bind',
+			'127.0.0.1',
+			'--save',
+			'',
+			'--appendonly',
+			'no',
+			'--dir',
+			dir,
+		],
+		{
+			stdio: ['ignore', 'pipe', 'pipe'],
+		},
+	);
 	let log = '';
 	child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
-	await waitUntil('Redis', () => /Ready to accept connections/.test(log) || child.exitCode !== null);
+	await waitUntil(
+		'Redis',
+		() => /Ready to accept connections/.test(log) || child.exitCode !== null,
+	);
 	if (child.exitCode !== null) throw new Error(`Redis exited: ${log}`);
 	return {
 		port,

@@ -13,7 +13,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+	existsSync,
+	lstatSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -33,7 +41,11 @@ const PKG = pkg.name;
 const V1 = pkg.version;
 /** The update: the same files with the patch number raised. */
 const V2 = V1.replace(/\d+$/, (patch) => String(Number(patch) + 1));
-const TYPES = [`${PKG}.marketplace`, `${PKG}.marketplacePollingTrigger`, `${PKG}.marketplaceTrigger`];
+const TYPES = [
+	`${PKG}.marketplace`,
+	`${PKG}.marketplacePollingTrigger`,
+	`${PKG}.marketplaceTrigger`,
+];
 const CUSTOM_REGISTRY_FEATURE = 'feat:communityNodes:customRegistry';
 
 const timings = new Timings();
@@ -49,14 +61,24 @@ const proxied: string[] = [];
 let proxy: Server;
 
 const installedDir = () => join(n8n.userFolder, '.n8n', 'nodes', 'node_modules', PKG);
-const ledger = () => JSON.parse(readFileSync(join(n8n.userFolder, '.n8n', 'nodes', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+const ledger = () =>
+	JSON.parse(readFileSync(join(n8n.userFolder, '.n8n', 'nodes', 'package.json'), 'utf8')) as {
+		dependencies: Record<string, string>;
+	};
 const servedNodeTypes = async () =>
-	((await (await n8n.fetch('/types/nodes.json')).json()) as Array<{ name: string }>).map((t) => t.name).filter((n) => n.startsWith(`${PKG}.`));
-const servedCredentialTypes = async () => ((await (await n8n.fetch('/types/credentials.json')).json()) as Array<{ name: string }>).map((c) => c.name);
+	((await (await n8n.fetch('/types/nodes.json')).json()) as Array<{ name: string }>)
+		.map((t) => t.name)
+		.filter((n) => n.startsWith(`${PKG}.`));
+const servedCredentialTypes = async () =>
+	((await (await n8n.fetch('/types/credentials.json')).json()) as Array<{ name: string }>).map(
+		(c) => c.name,
+	);
 
 /** `npm pack` of `dir` into `work`; returns the tarball's path and the files in it. */
 function pack(dir: string): { tarball: string; files: string[] } {
-	const [packed] = JSON.parse(runNpm(['pack', '--ignore-scripts', '--json', `--pack-destination=${work}`], dir)) as Array<{
+	const [packed] = JSON.parse(
+		runNpm(['pack', '--ignore-scripts', '--json', `--pack-destination=${work}`], dir),
+	) as Array<{
 		filename: string;
 		files: Array<{ path: string }>;
 	}>;
@@ -84,14 +106,27 @@ const TRIGGER_WEBHOOK_ID = randomUUID();
 const credentialRef = () => ({ marketplaceApi: { id: credential.id, name: credential.name } });
 
 /** A workflow whose start node feeds the installed action node's order read. */
-function startThenGetOrder(id: string, name: string, start: { name: string; [key: string]: unknown }, orderId: string) {
+function startThenGetOrder(
+	id: string,
+	name: string,
+	start: { name: string; [key: string]: unknown },
+	orderId: string,
+) {
 	const getOrder = { resource: 'order', operation: 'get', orderId };
 	return {
 		id,
 		name,
 		nodes: [
 			{ id: `${id}-start`, typeVersion: 1, position: [0, 0], ...start },
-			{ id: `${id}-get`, name: 'Get Order', type: `${PKG}.marketplace`, typeVersion: 1, position: [260, 0], credentials: credentialRef(), parameters: getOrder },
+			{
+				id: `${id}-get`,
+				name: 'Get Order',
+				type: `${PKG}.marketplace`,
+				typeVersion: 1,
+				position: [260, 0],
+				credentials: credentialRef(),
+				parameters: getOrder,
+			},
 		],
 		connections: { [start.name]: { main: [[{ node: 'Get Order', type: 'main', index: 0 }]] } },
 		settings: { executionOrder: 'v1' },
@@ -109,25 +144,33 @@ async function runOrderRead(): Promise<void> {
 async function orderEventRuns(): Promise<void> {
 	const before = (await executionsOf(api, WF.trigger)).length;
 	const { order, event } = await sandbox.control.createOrder({ brandId: 1 });
-	const ex = await waitFor('the order event\'s execution', async () => {
+	const ex = await waitFor("the order event's execution", async () => {
 		const list = await executionsOf(api, WF.trigger);
 		return list.length > before ? list[list.length - 1] : undefined;
 	});
 	expect(ex).toMatchObject({ mode: 'webhook', status: 'success' });
-	expect(nodeOutput(ex, 'Order Created')).toMatchObject([{ id: event.id, data: { orderId: order.id } }]);
+	expect(nodeOutput(ex, 'Order Created')).toMatchObject([
+		{ id: event.id, data: { orderId: order.id } },
+	]);
 	expect(nodeOutput(ex, 'Get Order')).toMatchObject([{ id: order.id, status: 'Created' }]);
 }
 
 async function credentialTestPasses(): Promise<void> {
 	const result = await n8n.rest<{ status: string }>('POST', '/credentials/test', {
-		credentials: { id: credential.id, name: credential.name, type: 'marketplaceApi', data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } },
+		credentials: {
+			id: credential.id,
+			name: credential.name,
+			type: 'marketplaceApi',
+			data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey },
+		},
 	});
 	expect(result.status).toBe('OK');
 }
 
 beforeAll(async () => {
 	for (const file of [...pkg.n8n.nodes, ...pkg.n8n.credentials]) {
-		if (!existsSync(join(repoRoot, file))) throw new Error(`${file} is missing: run \`.ci/with-node24 npm run build\` first`);
+		if (!existsSync(join(repoRoot, file)))
+			throw new Error(`${file} is missing: run \`.ci/with-node24 npm run build\` first`);
 	}
 	const v1 = await timings.time(`npm pack ${V1}`, async () => pack(repoRoot));
 	// What n8n loads must be in the tarball, not just in the checkout.
@@ -136,12 +179,19 @@ beforeAll(async () => {
 		const copy = join(work, 'next');
 		mkdirSync(copy);
 		execFileSync('tar', ['-xzf', v1.tarball, '-C', copy, '--strip-components=1']);
-		const manifest = JSON.parse(readFileSync(join(copy, 'package.json'), 'utf8')) as { version: string };
-		writeFileSync(join(copy, 'package.json'), JSON.stringify({ ...manifest, version: V2 }, null, 2));
+		const manifest = JSON.parse(readFileSync(join(copy, 'package.json'), 'utf8')) as {
+			version: string;
+		};
+		writeFileSync(
+			join(copy, 'package.json'),
+			JSON.stringify({ ...manifest, version: V2 }, null, 2),
+		);
 		tarballV2 = pack(copy).tarball;
 	});
 
-	sandbox = await timings.time('sandbox start', () => startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true }));
+	sandbox = await timings.time('sandbox start', () =>
+		startSandbox({ port: 0, host: '127.0.0.1', allowHttpLoopback: true }),
+	);
 	registry = await timings.time('verdaccio start + publishing user', () => startRegistry());
 	await timings.time(`npm publish ${V1}`, async () => registry.publish(v1.tarball));
 	const refusing = await startRefusingProxy();
@@ -187,7 +237,9 @@ afterAll(async () => {
 	proxy?.close();
 	rmSync(work, { recursive: true, force: true });
 	timings.add('whole file (beforeAll to afterAll)', Date.now() - suiteStarted);
-	console.log(`[registry] timings:\n${timings.report()}\n[registry] connections to the refusing proxy: ${JSON.stringify(proxied)}`);
+	console.log(
+		`[registry] timings:\n${timings.report()}\n[registry] connections to the refusing proxy: ${JSON.stringify(proxied)}`,
+	);
 });
 
 describe(`${PKG} from a private registry in n8n 2.41.1`, () => {
@@ -195,14 +247,20 @@ describe(`${PKG} from a private registry in n8n 2.41.1`, () => {
 		expect(await servedNodeTypes()).toEqual([]);
 		expect(existsSync(installedDir())).toBe(false);
 		// Without the feature n8n refuses any registry other than the public one, before npm runs.
-		await expect(n8n.rest('POST', '/community-packages', { name: PKG })).rejects.toThrow(/license does not allow/i);
+		await expect(n8n.rest('POST', '/community-packages', { name: PKG })).rejects.toThrow(
+			/license does not allow/i,
+		);
 		expect(registry.logs()).not.toContain(`GET /${PKG}/-/`);
 		await n8n.rest('PATCH', '/e2e/feature', { feature: CUSTOM_REGISTRY_FEATURE, enabled: true });
 	});
 
 	test(`POST /rest/community-packages { name } installs ${V1} from the registry, a real folder, with its three nodes`, async () => {
 		const installed = await timings.time(`install ${V1} through the API`, () =>
-			n8n.rest<{ packageName: string; installedVersion: string; installedNodes: Array<{ type: string }> }>('POST', '/community-packages', { name: PKG }),
+			n8n.rest<{
+				packageName: string;
+				installedVersion: string;
+				installedNodes: Array<{ type: string }>;
+			}>('POST', '/community-packages', { name: PKG }),
 		);
 		expect(installed).toMatchObject({ packageName: PKG, installedVersion: V1 });
 		expect(installed.installedNodes.map((n) => n.type).sort()).toEqual(TYPES);
@@ -220,7 +278,12 @@ describe(`${PKG} from a private registry in n8n 2.41.1`, () => {
 		expect((await servedNodeTypes()).sort()).toEqual([...TYPES, `${PKG}.marketplaceTool`].sort());
 		expect(await servedCredentialTypes()).toContain('marketplaceApi');
 		// each node's one version: the trigger's is 2
-		const described = await n8n.rest<unknown[]>('POST', '/node-types', { nodeInfos: TYPES.map((name) => ({ name, version: name.endsWith('.marketplaceTrigger') ? 2 : 1 })) });
+		const described = await n8n.rest<unknown[]>('POST', '/node-types', {
+			nodeInfos: TYPES.map((name) => ({
+				name,
+				version: name.endsWith('.marketplaceTrigger') ? 2 : 1,
+			})),
+		});
 		expect(described).toHaveLength(3);
 	});
 
@@ -232,7 +295,12 @@ describe(`${PKG} from a private registry in n8n 2.41.1`, () => {
 		});
 		await credentialTestPasses();
 		await n8n.createWorkflow(
-			startThenGetOrder(WF.manual, 'registry: read one order', { name: 'Start', type: 'n8n-nodes-base.manualTrigger', parameters: {} }, '1001'),
+			startThenGetOrder(
+				WF.manual,
+				'registry: read one order',
+				{ name: 'Start', type: 'n8n-nodes-base.manualTrigger', parameters: {} },
+				'1001',
+			),
 		);
 		await timings.time('manual run (order read)', runOrderRead);
 		await n8n.createWorkflow(
@@ -254,7 +322,9 @@ describe(`${PKG} from a private registry in n8n 2.41.1`, () => {
 			await api.activateWorkflow(WF.trigger);
 			await n8n.waitForActivation(WF.trigger);
 		});
-		expect(await sandbox.control.endpoints()).toMatchObject([{ url: `${n8n.baseUrl}/webhook/${TRIGGER_WEBHOOK_ID}/webhook`, status: 'Enabled' }]);
+		expect(await sandbox.control.endpoints()).toMatchObject([
+			{ url: `${n8n.baseUrl}/webhook/${TRIGGER_WEBHOOK_ID}/webhook`, status: 'Enabled' },
+		]);
 		await timings.time('order event -> execution', orderEventRuns);
 	});
 
@@ -262,15 +332,28 @@ describe(`${PKG} from a private registry in n8n 2.41.1`, () => {
 		await timings.time(`npm publish ${V2}`, async () => registry.publish(tarballV2));
 		expect(Object.keys((await registry.packument(PKG))?.versions ?? {}).sort()).toEqual([V1, V2]);
 		const list = await timings.time('GET /rest/community-packages (runs npm outdated)', () =>
-			n8n.rest<Array<{ packageName: string; installedVersion: string; updateAvailable?: string; failedLoading: boolean }>>('GET', '/community-packages'),
+			n8n.rest<
+				Array<{
+					packageName: string;
+					installedVersion: string;
+					updateAvailable?: string;
+					failedLoading: boolean;
+				}>
+			>('GET', '/community-packages'),
 		);
-		expect(list).toMatchObject([{ packageName: PKG, installedVersion: V1, updateAvailable: V2, failedLoading: false }]);
+		expect(list).toMatchObject([
+			{ packageName: PKG, installedVersion: V1, updateAvailable: V2, failedLoading: false },
+		]);
 	});
 
 	test(`PATCH /rest/community-packages { name } updates to ${V2}; the credential, the manual workflow and the active trigger still work`, async () => {
 		const endpointsBefore = await sandbox.control.endpoints();
 		const updated = await timings.time(`update ${V1} -> ${V2} through the API`, () =>
-			n8n.rest<{ installedVersion: string; installedNodes: Array<{ type: string }> }>('PATCH', '/community-packages', { name: PKG }),
+			n8n.rest<{ installedVersion: string; installedNodes: Array<{ type: string }> }>(
+				'PATCH',
+				'/community-packages',
+				{ name: PKG },
+			),
 		);
 		expect(updated.installedVersion).toBe(V2);
 		expect(updated.installedNodes.map((n) => n.type).sort()).toEqual(TYPES);
@@ -278,8 +361,13 @@ describe(`${PKG} from a private registry in n8n 2.41.1`, () => {
 		expect(ledger().dependencies).toEqual({ [PKG]: V2 });
 		expect(registry.logs()).toContain(`GET /${PKG}/-/${PKG}-${V2}.tgz`);
 		expect((await servedNodeTypes()).sort()).toEqual([...TYPES, `${PKG}.marketplaceTool`].sort());
-		expect(await n8n.rest('GET', '/community-packages')).toMatchObject([{ installedVersion: V2, failedLoading: false }]);
-		expect((await n8n.rest<Array<{ updateAvailable?: string }>>('GET', '/community-packages'))[0].updateAvailable).toBeUndefined();
+		expect(await n8n.rest('GET', '/community-packages')).toMatchObject([
+			{ installedVersion: V2, failedLoading: false },
+		]);
+		expect(
+			(await n8n.rest<Array<{ updateAvailable?: string }>>('GET', '/community-packages'))[0]
+				.updateAvailable,
+		).toBeUndefined();
 
 		await credentialTestPasses();
 		await runOrderRead();
@@ -300,17 +388,23 @@ describe(`${PKG} from a private registry in n8n 2.41.1`, () => {
 	test('DELETE /rest/community-packages?name= removes the package: folder, ledger entry, node and credential types', async () => {
 		// What a user does first: unpublish the workflow, so its trigger deletes its endpoint.
 		await api.deactivateWorkflow(WF.trigger);
-		await waitFor('the endpoint to be deleted', async () => ((await sandbox.control.endpoints()).length === 0 ? true : undefined));
+		await waitFor('the endpoint to be deleted', async () =>
+			(await sandbox.control.endpoints()).length === 0 ? true : undefined,
+		);
 
 		// n8n's E2E licence stub lives in memory: the restart reset it, and uninstalling needs no registry.
-		await timings.time('uninstall through the API', () => n8n.rest('DELETE', `/community-packages?name=${encodeURIComponent(PKG)}`));
+		await timings.time('uninstall through the API', () =>
+			n8n.rest('DELETE', `/community-packages?name=${encodeURIComponent(PKG)}`),
+		);
 		expect(existsSync(installedDir())).toBe(false);
 		expect(ledger().dependencies).toEqual({});
 		expect(await n8n.rest('GET', '/community-packages')).toEqual([]);
 		expect(await servedNodeTypes()).toEqual([]);
 		expect(await servedCredentialTypes()).not.toContain('marketplaceApi');
 		// Workflows that use the nodes stay, and n8n refuses to run them.
-		await expect(n8n.runWorkflow(WF.manual)).rejects.toThrow(`Unrecognized node type: ${PKG}.marketplace`);
+		await expect(n8n.runWorkflow(WF.manual)).rejects.toThrow(
+			`Unrecognized node type: ${PKG}.marketplace`,
+		);
 	});
 
 	test('nothing left the machine: npm asked only the private registry, n8n tried only api.n8n.io (through the refusing proxy)', async () => {

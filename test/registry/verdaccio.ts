@@ -11,7 +11,15 @@ import { join, resolve } from 'node:path';
 import { defaultNodeBin, freePort } from '../e2e/n8n';
 
 const repoRoot = resolve(__dirname, '..', '..');
-export const verdaccioBin = join(repoRoot, '.ci', 'registry', 'node_modules', 'verdaccio', 'bin', 'verdaccio');
+export const verdaccioBin = join(
+	repoRoot,
+	'.ci',
+	'registry',
+	'node_modules',
+	'verdaccio',
+	'bin',
+	'verdaccio',
+);
 
 export interface Packument {
 	versions: Record<string, unknown>;
@@ -36,7 +44,10 @@ const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
 
 /** npm with the project's Node 24 first on PATH and no npm_* settings of a parent `npm run`. */
 export function npmEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-	const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${join(defaultNodeBin, '..')}:${process.env.PATH ?? '/usr/bin:/bin'}` };
+	const env: NodeJS.ProcessEnv = {
+		...process.env,
+		PATH: `${join(defaultNodeBin, '..')}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+	};
 	for (const key of Object.keys(env)) if (/^npm_/i.test(key)) delete env[key];
 	// The user's ~/.npmrc (a registry, a proxy, a token) must not steer a pack or a publish to loopback.
 	return { ...env, npm_config_userconfig: '/dev/null', ...extra };
@@ -44,12 +55,16 @@ export function npmEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 export function runNpm(args: string[], cwd: string, env: NodeJS.ProcessEnv = npmEnv()): string {
 	const r = spawnSync('npm', args, { cwd, env, encoding: 'utf8' });
-	if (r.status !== 0) throw new Error(`npm ${args.join(' ')} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
+	if (r.status !== 0)
+		throw new Error(
+			`npm ${args.join(' ')} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`,
+		);
 	return r.stdout;
 }
 
 export async function startRegistry(): Promise<Registry> {
-	if (!existsSync(verdaccioBin)) throw new Error(`verdaccio is not installed at ${verdaccioBin}: run .ci/registry-install`);
+	if (!existsSync(verdaccioBin))
+		throw new Error(`verdaccio is not installed at ${verdaccioBin}: run .ci/registry-install`);
 	const dir = mkdtempSync(join(tmpdir(), 'verdaccio-'));
 	const port = await freePort();
 	const url = `http://127.0.0.1:${port}`;
@@ -78,12 +93,16 @@ export async function startRegistry(): Promise<Registry> {
 	);
 
 	let output = '';
-	const child: ChildProcess = spawn(defaultNodeBin, [verdaccioBin, '--config', join(dir, 'config.yaml'), '--listen', `127.0.0.1:${port}`], {
-		cwd: dir,
-		env: npmEnv(),
-		stdio: ['ignore', 'pipe', 'pipe'],
-		detached: true,
-	});
+	const child: ChildProcess = spawn(
+		defaultNodeBin,
+		[verdaccioBin, '--config', join(dir, 'config.yaml'), '--listen', `127.0.0.1:${port}`],
+		{
+			cwd: dir,
+			env: npmEnv(),
+			stdio: ['ignore', 'pipe', 'pipe'],
+			detached: true,
+		},
+	);
 	child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
 	child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
 	let exited = false;
@@ -122,7 +141,10 @@ export async function startRegistry(): Promise<Registry> {
 			body: JSON.stringify({ name: 'publisher', password: 'registry-suite-1' }),
 		});
 		const body = (await res.json()) as { token?: string };
-		if (!res.ok || !body.token) throw new Error(`verdaccio refused the publishing user: ${res.status} ${JSON.stringify(body)}`);
+		if (!res.ok || !body.token)
+			throw new Error(
+				`verdaccio refused the publishing user: ${res.status} ${JSON.stringify(body)}`,
+			);
 		const token = body.token;
 		const authArg = `--//127.0.0.1:${port}/:_authToken=${token}`;
 		return {
@@ -130,7 +152,18 @@ export async function startRegistry(): Promise<Registry> {
 			token,
 			logs: () => output,
 			publish: (what) => {
-				runNpm(['publish', resolve(what), `--registry=${url}/`, authArg, '--ignore-scripts', '--access=public', '--no-provenance'], dir);
+				runNpm(
+					[
+						'publish',
+						resolve(what),
+						`--registry=${url}/`,
+						authArg,
+						'--ignore-scripts',
+						'--access=public',
+						'--no-provenance',
+					],
+					dir,
+				);
 			},
 			packument: async (name) => {
 				const r = await fetch(`${url}/${encodeURIComponent(name)}`);

@@ -39,26 +39,66 @@ export async function handleApi(state: SandboxState, r: IncomingApiRequest): Pro
 	};
 	const render = (error: unknown) => renderError(state, error, r.path, r.requestId);
 
-	if (!r.path.startsWith('/v1/')) return respond(render(new ApiError('not-found', `${r.path} is not an operation of the service`)));
+	if (!r.path.startsWith('/v1/'))
+		return respond(
+			render(new ApiError('not-found', `${r.path} is not an operation of the service`)),
+		);
 
 	const auth = authenticate(state.store, r.req.headers.authorization);
 	if (!auth.ok) {
-		const failures = state.authFailLimiter.hit(r.req.socket.remoteAddress ?? 'unknown', state.clock.now());
+		const failures = state.authFailLimiter.hit(
+			r.req.socket.remoteAddress ?? 'unknown',
+			state.clock.now(),
+		);
 		if (!failures.allowed) {
-			return respond(render(new ApiError('rate-limited', 'too many failed authentications from this address', undefined, { 'retry-after': String(failures.resetSeconds) })));
+			return respond(
+				render(
+					new ApiError(
+						'rate-limited',
+						'too many failed authentications from this address',
+						undefined,
+						{ 'retry-after': String(failures.resetSeconds) },
+					),
+				),
+			);
 		}
-		return respond(render(new ApiError('unauthorized', auth.detail, undefined, { 'www-authenticate': 'Bearer' })));
+		return respond(
+			render(
+				new ApiError('unauthorized', auth.detail, undefined, { 'www-authenticate': 'Bearer' }),
+			),
+		);
 	}
 
 	const window = state.limiter.hit(auth.key.key, state.clock.now());
-	extraHeaders = { ...extraHeaders, 'ratelimit-policy': state.limiter.policyHeader(), ratelimit: FixedWindowLimiter.stateHeader(window) };
+	extraHeaders = {
+		...extraHeaders,
+		'ratelimit-policy': state.limiter.policyHeader(),
+		ratelimit: FixedWindowLimiter.stateHeader(window),
+	};
 	if (!window.allowed) {
-		return respond(render(new ApiError('rate-limited', `quota of ${state.limiter.quota} requests per ${state.limiter.windowSeconds} s used up`, undefined, { 'retry-after': String(window.resetSeconds) })));
+		return respond(
+			render(
+				new ApiError(
+					'rate-limited',
+					`quota of ${state.limiter.quota} requests per ${state.limiter.windowSeconds} s used up`,
+					undefined,
+					{ 'retry-after': String(window.resetSeconds) },
+				),
+			),
+		);
 	}
-	if (r.tooLarge) return respond(render(new ApiError('payload-too-large', `body larger than ${state.options.maxBodyBytes} bytes`)));
+	if (r.tooLarge)
+		return respond(
+			render(
+				new ApiError('payload-too-large', `body larger than ${state.options.maxBodyBytes} bytes`),
+			),
+		);
 
 	const match = matchRoute(method, r.path);
-	if (!match) return respond(render(new ApiError('not-found', `${method} ${r.path} is not an operation of the service`)));
+	if (!match)
+		return respond(
+			render(new ApiError('not-found', `${method} ${r.path} is not an operation of the service`)),
+		);
 	r.logged.route = match.name;
 	const route = ROUTES[match.name];
 	const permission = 'permission' in route ? route.permission : undefined;
@@ -81,8 +121,24 @@ export async function handleApi(state: SandboxState, r: IncomingApiRequest): Pro
 	const fingerprint = IdempotencyStore.fingerprint(method, r.path, r.rawQuery, r.body);
 	if (idempotencyKey !== undefined) {
 		const claim = state.idempotency.claim(auth.key.key, idempotencyKey, fingerprint);
-		if (claim.kind === 'reused') return respond(render(new ApiError('idempotency-key-reused', 'this Idempotency-Key was used with a different request')));
-		if (claim.kind === 'in-progress') return respond(render(new ApiError('idempotency-in-progress', 'a request with this Idempotency-Key is still running')));
+		if (claim.kind === 'reused')
+			return respond(
+				render(
+					new ApiError(
+						'idempotency-key-reused',
+						'this Idempotency-Key was used with a different request',
+					),
+				),
+			);
+		if (claim.kind === 'in-progress')
+			return respond(
+				render(
+					new ApiError(
+						'idempotency-in-progress',
+						'a request with this Idempotency-Key is still running',
+					),
+				),
+			);
 		if (claim.kind === 'replay') {
 			r.logged.replayed = true;
 			const stored = claim.response;
@@ -93,7 +149,12 @@ export async function handleApi(state: SandboxState, r: IncomingApiRequest): Pro
 	}
 	const settle = (wire: WireResponse | undefined) => {
 		if (idempotencyKey === undefined) return;
-		if (wire) state.idempotency.finish(auth.key.key, idempotencyKey, fingerprint, { status: wire.status, contentType: wire.headers['content-type'], body: wire.body });
+		if (wire)
+			state.idempotency.finish(auth.key.key, idempotencyKey, fingerprint, {
+				status: wire.status,
+				contentType: wire.headers['content-type'],
+				body: wire.body,
+			});
 		else state.idempotency.release(auth.key.key, idempotencyKey);
 	};
 	const drop = () => {
@@ -137,22 +198,36 @@ function header(req: IncomingMessage, name: string): string | undefined {
 
 function faultError(fault: Fault): ApiError {
 	return fault.mode === '429'
-		? new ApiError('rate-limited', 'injected rate limit', undefined, { 'retry-after': String(fault.retryAfterSeconds) })
+		? new ApiError('rate-limited', 'injected rate limit', undefined, {
+				'retry-after': String(fault.retryAfterSeconds),
+			})
 		: new ApiError('internal', 'injected failure');
 }
 
 /** Problem+json for ApiError, the plain shape for PlainValidationError, 500 for anything else. */
-export function renderError(state: SandboxState, error: unknown, path: string, requestId: string): WireResponse {
+export function renderError(
+	state: SandboxState,
+	error: unknown,
+	path: string,
+	requestId: string,
+): WireResponse {
 	let result: HandlerResult;
 	if (error instanceof PlainValidationError) {
 		result = { status: 400, body: plainValidationBody(error, path) };
 	} else {
-		const apiError = error instanceof ApiError ? error : new ApiError('internal', 'the sandbox failed');
+		const apiError =
+			error instanceof ApiError ? error : new ApiError('internal', 'the sandbox failed');
 		if (!(error instanceof ApiError)) console.error('[sandbox] handler failed:', error);
 		result = {
 			status: apiError.status,
 			contentType: 'application/problem+json',
-			body: problemBody(apiError.slug, apiError.detail, requestId, state.errorsUrl, apiError.errors),
+			body: problemBody(
+				apiError.slug,
+				apiError.detail,
+				requestId,
+				state.errorsUrl,
+				apiError.errors,
+			),
 			headers: apiError.headers,
 		};
 	}

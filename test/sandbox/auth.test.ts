@@ -8,7 +8,11 @@ beforeAll(async () => {
 });
 afterAll(() => sb.close());
 
-function expectProblem(r: { status: number; headers: Headers; body: Json }, status: number, slug: string) {
+function expectProblem(
+	r: { status: number; headers: Headers; body: Json },
+	status: number,
+	slug: string,
+) {
 	expect(r.status).toBe(status);
 	expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
 	expect(r.body.type).toBe(`${sb.baseUrl}/errors/${slug}`);
@@ -22,7 +26,14 @@ describe('authentication (part 5)', () => {
 	test('missing, malformed, unknown and revoked keys are 401 unauthorized', async () => {
 		expectProblem(await get(sb, '/v1/products', { key: null }), 401, 'unauthorized');
 		expectProblem(await get(sb, '/v1/products', { key: 'mk_nope' }), 401, 'unauthorized');
-		expectProblem(await get(sb, '/v1/products', { key: null, headers: { authorization: `Basic ${sb.demoApiKey}` } }), 401, 'unauthorized');
+		expectProblem(
+			await get(sb, '/v1/products', {
+				key: null,
+				headers: { authorization: `Basic ${sb.demoApiKey}` },
+			}),
+			401,
+			'unauthorized',
+		);
 		const { userId, apiKey } = await sb.control.createUser();
 		const second = await sb.control.createKey(userId);
 		expect((await get(sb, '/v1/products', { key: apiKey })).status).toBe(200);
@@ -34,7 +45,17 @@ describe('authentication (part 5)', () => {
 	test('a 401 carries no rate-limit headers; the demo key works on every read', async () => {
 		const r = await get(sb, '/v1/orders', { key: null });
 		expect(r.headers.get('ratelimit')).toBeNull();
-		for (const path of ['/v1/products', '/v1/orders', '/v1/returns', '/v1/vendor/purchase-orders', '/v1/vendor/purchase-orders/export', '/v1/brand-health?brandId=1', '/v1/inventory-forecasts', '/v1/brands', '/v1/webhook-endpoints']) {
+		for (const path of [
+			'/v1/products',
+			'/v1/orders',
+			'/v1/returns',
+			'/v1/vendor/purchase-orders',
+			'/v1/vendor/purchase-orders/export',
+			'/v1/brand-health?brandId=1',
+			'/v1/inventory-forecasts',
+			'/v1/brands',
+			'/v1/webhook-endpoints',
+		]) {
 			expect([path, (await get(sb, path)).status]).toEqual([path, 200]);
 		}
 	});
@@ -43,8 +64,22 @@ describe('authentication (part 5)', () => {
 		const { apiKey } = await sb.control.createUser({ permissions: ['products.read'] });
 		expect((await get(sb, '/v1/products', { key: apiKey })).status).toBe(200);
 		expectProblem(await get(sb, '/v1/orders', { key: apiKey }), 403, 'forbidden');
-		expectProblem(await call(sb, 'POST', '/v1/fulfillment/orders/packed', { key: apiKey, body: { orderIds: [1001] } }), 403, 'forbidden');
-		expectProblem(await call(sb, 'POST', '/v1/brands/1/sale-channels/connect', { key: apiKey, body: { saleChannelName: 'Zalando' } }), 403, 'forbidden');
+		expectProblem(
+			await call(sb, 'POST', '/v1/fulfillment/orders/packed', {
+				key: apiKey,
+				body: { orderIds: [1001] },
+			}),
+			403,
+			'forbidden',
+		);
+		expectProblem(
+			await call(sb, 'POST', '/v1/brands/1/sale-channels/connect', {
+				key: apiKey,
+				body: { saleChannelName: 'Zalando' },
+			}),
+			403,
+			'forbidden',
+		);
 		// webhook endpoints need no permission
 		expect((await get(sb, '/v1/webhook-endpoints', { key: apiKey })).status).toBe(200);
 	});
@@ -60,7 +95,13 @@ describe('authentication (part 5)', () => {
 		expectProblem(await get(sb, '/v1/products?brandIds=1,6'), 403, 'forbidden');
 		expectProblem(await get(sb, '/v1/orders?brandIds=7'), 403, 'forbidden');
 		expectProblem(await get(sb, '/v1/brand-health?brandId=6'), 403, 'forbidden');
-		expectProblem(await call(sb, 'POST', '/v1/brands/6/sale-channels/connect', { body: { saleChannelName: 'Zalando' } }), 403, 'forbidden');
+		expectProblem(
+			await call(sb, 'POST', '/v1/brands/6/sale-channels/connect', {
+				body: { saleChannelName: 'Zalando' },
+			}),
+			403,
+			'forbidden',
+		);
 		const orders = await sb.control.state<{ id: number; brandId: number }>('orders');
 		const outside = orders.find((o) => o.brandId === 6)!;
 		const inside = orders.find((o) => o.brandId === 1)!;
@@ -86,8 +127,16 @@ describe('X-Request-Id (4.1)', () => {
 	test('a well-formed value up to 128 characters is echoed', async () => {
 		const id = `abc-${'x'.repeat(124)}`;
 		expect(id).toHaveLength(128);
-		expect((await get(sb, '/v1/brands', { headers: { 'x-request-id': id } })).headers.get('x-request-id')).toBe(id);
-		expect((await get(sb, '/v1/nothing', { key: null, headers: { 'x-request-id': 'trace-1' } })).headers.get('x-request-id')).toBe('trace-1');
+		expect(
+			(await get(sb, '/v1/brands', { headers: { 'x-request-id': id } })).headers.get(
+				'x-request-id',
+			),
+		).toBe(id);
+		expect(
+			(
+				await get(sb, '/v1/nothing', { key: null, headers: { 'x-request-id': 'trace-1' } })
+			).headers.get('x-request-id'),
+		).toBe('trace-1');
 	});
 
 	test('an over-long or malformed value is replaced by a generated one, in the problem body too', async () => {
@@ -106,29 +155,52 @@ describe('X-Request-Id (4.1)', () => {
 
 describe('the two error shapes (part 7)', () => {
 	test('validation failures are problem+json with pointers', async () => {
-		const r = await call(sb, 'POST', '/v1/fulfillment/orders/packed', { body: { orderIds: ['1001'], extra: true } });
+		const r = await call(sb, 'POST', '/v1/fulfillment/orders/packed', {
+			body: { orderIds: ['1001'], extra: true },
+		});
 		expectProblem(r, 400, 'invalid-request');
-		expect(r.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/extra', '/orderIds/0']);
+		expect(r.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual([
+			'/extra',
+			'/orderIds/0',
+		]);
 	});
 
 	test('connect answers its validation failures with {statusCode, message, path}', async () => {
-		const r = await call(sb, 'POST', '/v1/brands/1/sale-channels/connect', { body: { saleChannelName: 'Zalando', isShared: 'yes', Region: 'EU' } });
+		const r = await call(sb, 'POST', '/v1/brands/1/sale-channels/connect', {
+			body: { saleChannelName: 'Zalando', isShared: 'yes', Region: 'EU' },
+		});
 		expect(r.status).toBe(400);
 		expect(r.headers.get('content-type')).toMatch(/^application\/json/);
-		expect(r.body).toMatchObject({ statusCode: 400, path: '/v1/brands/1/sale-channels/connect', error: 'Bad Request' });
+		expect(r.body).toMatchObject({
+			statusCode: 400,
+			path: '/v1/brands/1/sale-channels/connect',
+			error: 'Bad Request',
+		});
 		expect(typeof r.body.message).toBe('string');
-		expect(r.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['Region', 'isShared']);
+		expect(r.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+			'Region',
+			'isShared',
+		]);
 		expect(r.body.type).toBeUndefined();
-		const badPath = await call(sb, 'POST', '/v1/brands/abc/sale-channels/connect', { body: { saleChannelName: 'Zalando' } });
-		expect(badPath.body).toMatchObject({ statusCode: 400, path: '/v1/brands/abc/sale-channels/connect' });
-		const notJson = await call(sb, 'POST', '/v1/brands/1/sale-channels/connect', { rawBody: '{oops' });
+		const badPath = await call(sb, 'POST', '/v1/brands/abc/sale-channels/connect', {
+			body: { saleChannelName: 'Zalando' },
+		});
+		expect(badPath.body).toMatchObject({
+			statusCode: 400,
+			path: '/v1/brands/abc/sale-channels/connect',
+		});
+		const notJson = await call(sb, 'POST', '/v1/brands/1/sale-channels/connect', {
+			rawBody: '{oops',
+		});
 		expect(notJson.body.statusCode).toBe(400);
 	});
 
 	test('a body over the size limit is 413 payload-too-large', async () => {
 		const small = await withSandbox({ maxBodyBytes: 100 });
 		try {
-			const r = await call(small, 'POST', '/v1/fulfillment/orders/packed', { body: { orderIds: Array.from({ length: 60 }, (_, i) => 1001 + i) } });
+			const r = await call(small, 'POST', '/v1/fulfillment/orders/packed', {
+				body: { orderIds: Array.from({ length: 60 }, (_, i) => 1001 + i) },
+			});
 			expect(r.status).toBe(413);
 			expect(r.body.type).toBe(`${small.baseUrl}/errors/payload-too-large`);
 		} finally {
@@ -141,7 +213,8 @@ describe('failed-authentication limit (part 8)', () => {
 	test('failures are limited per client IP; the 429 carries only Retry-After; valid keys still pass', async () => {
 		const s = await withSandbox({ authFailQuota: 3, authFailWindowSeconds: 2 });
 		try {
-			for (let i = 0; i < 3; i++) expect((await get(s, '/v1/products', { key: 'wrong' })).status).toBe(401);
+			for (let i = 0; i < 3; i++)
+				expect((await get(s, '/v1/products', { key: 'wrong' })).status).toBe(401);
 			const limited = await get(s, '/v1/products', { key: 'wrong' });
 			expect(limited.status).toBe(429);
 			expect(limited.body.type).toBe(`${s.baseUrl}/errors/rate-limited`);
@@ -162,7 +235,8 @@ describe('failed-authentication limit (part 8)', () => {
 		const s = await withSandbox();
 		try {
 			const statuses = [];
-			for (let i = 0; i < 61; i++) statuses.push((await get(s, '/v1/products', { key: null })).status);
+			for (let i = 0; i < 61; i++)
+				statuses.push((await get(s, '/v1/products', { key: null })).status);
 			expect(statuses.slice(0, 60).every((x) => x === 401)).toBe(true);
 			expect(statuses[60]).toBe(429);
 		} finally {

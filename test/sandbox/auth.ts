@@ -1,7 +1,9 @@
 import type { ApiKeyRecord, User } from './model';
 import type { Store } from './store';
 
-export type AuthResult = { ok: true; key: ApiKeyRecord; user: User } | { ok: false; detail: string };
+export type AuthResult =
+	| { ok: true; key: ApiKeyRecord; user: User }
+	| { ok: false; detail: string };
 
 /** `Authorization: Bearer <key>` against the store. */
 export function authenticate(store: Store, header: string | undefined): AuthResult {

@@ -2,7 +2,13 @@ import { type FieldError, invalid } from './errors';
 
 /** A tiny schema for the JSON bodies the service validates (exact fields, types, case). */
 export type FieldSpec =
-	| { type: 'string'; required?: boolean; enum?: readonly string[]; minLength?: number; maxLength?: number }
+	| {
+			type: 'string';
+			required?: boolean;
+			enum?: readonly string[];
+			minLength?: number;
+			maxLength?: number;
+	  }
 	| { type: 'boolean'; required?: boolean }
 	| { type: 'integer'; required?: boolean; min?: number }
 	| { type: 'integerArray'; required?: boolean; minItems?: number; maxItems?: number }
@@ -19,7 +25,8 @@ export function parseJsonObject(raw: string, emptyIsObject = false): Record<stri
 	} catch {
 		throw invalid('', 'body is not valid JSON');
 	}
-	if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('', 'body must be a JSON object');
+	if (typeof value !== 'object' || value === null || Array.isArray(value))
+		throw invalid('', 'body must be a JSON object');
 	return value as Record<string, unknown>;
 }
 
@@ -46,32 +53,45 @@ function checkField(pointer: string, name: string, value: unknown, spec: FieldSp
 	switch (spec.type) {
 		case 'string':
 			if (typeof value !== 'string') return fail(`${name} must be a string`);
-			if (spec.enum && !spec.enum.includes(value)) return fail(`${name} must be one of ${spec.enum.join(', ')} (case-sensitive)`);
-			if (spec.minLength !== undefined && value.length < spec.minLength) return fail(`${name} must not be empty`);
-			if (spec.maxLength !== undefined && value.length > spec.maxLength) return fail(`${name} is longer than ${spec.maxLength}`);
+			if (spec.enum && !spec.enum.includes(value))
+				return fail(`${name} must be one of ${spec.enum.join(', ')} (case-sensitive)`);
+			if (spec.minLength !== undefined && value.length < spec.minLength)
+				return fail(`${name} must not be empty`);
+			if (spec.maxLength !== undefined && value.length > spec.maxLength)
+				return fail(`${name} is longer than ${spec.maxLength}`);
 			return [];
 		case 'boolean':
 			return typeof value === 'boolean' ? [] : fail(`${name} must be a boolean`);
 		case 'integer':
 			if (!Number.isInteger(value)) return fail(`${name} must be an integer`);
-			if (spec.min !== undefined && (value as number) < spec.min) return fail(`${name} must be at least ${spec.min}`);
+			if (spec.min !== undefined && (value as number) < spec.min)
+				return fail(`${name} must be at least ${spec.min}`);
 			return [];
 		case 'integerArray':
 		case 'stringArray': {
 			if (!Array.isArray(value)) return fail(`${name} must be an array`);
-			if (spec.minItems !== undefined && value.length < spec.minItems) return fail(`${name} needs at least ${spec.minItems} item(s)`);
-			if (spec.type === 'integerArray' && spec.maxItems !== undefined && value.length > spec.maxItems) {
+			if (spec.minItems !== undefined && value.length < spec.minItems)
+				return fail(`${name} needs at least ${spec.minItems} item(s)`);
+			if (
+				spec.type === 'integerArray' &&
+				spec.maxItems !== undefined &&
+				value.length > spec.maxItems
+			) {
 				return fail(`${name} accepts at most ${spec.maxItems} items`);
 			}
 			const errors: FieldError[] = [];
 			value.forEach((item, i) => {
 				const at = `${pointer}/${i}`;
 				if (spec.type === 'integerArray') {
-					if (!Number.isInteger(item)) errors.push({ pointer: at, detail: `${name}[${i}] must be an integer` });
+					if (!Number.isInteger(item))
+						errors.push({ pointer: at, detail: `${name}[${i}] must be an integer` });
 				} else if (typeof item !== 'string') {
 					errors.push({ pointer: at, detail: `${name}[${i}] must be a string` });
 				} else if (spec.enum && !spec.enum.includes(item)) {
-					errors.push({ pointer: at, detail: `${name}[${i}] '${item}' is not one of ${spec.enum.join(', ')}` });
+					errors.push({
+						pointer: at,
+						detail: `${name}[${i}] '${item}' is not one of ${spec.enum.join(', ')}`,
+					});
 				}
 			});
 			return errors;

@@ -30,7 +30,18 @@ describe('start-up and isolation (rule 13)', () => {
 
 	test('the CLI prints its base URL and the demo key, warns about loopback, stops on SIGTERM', async () => {
 		const root = path.resolve(__dirname, '../..');
-		const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'test/sandbox/main.ts', '--port', '0', '--allow-http-loopback'], { cwd: root });
+		const child = spawn(
+			process.execPath,
+			[
+				'-r',
+				'ts-node/register/transpile-only',
+				'test/sandbox/main.ts',
+				'--port',
+				'0',
+				'--allow-http-loopback',
+			],
+			{ cwd: root },
+		);
 		let out = '';
 		child.stdout.on('data', (d) => (out += d));
 		try {
@@ -42,7 +53,9 @@ describe('start-up and isolation (rule 13)', () => {
 			const baseUrl = /listening on (http:\/\/\S+)/.exec(out)![1];
 			const key = /Demo API key: (\S+)/.exec(out)![1];
 			expect(out).toMatch(/allow-http-loopback is ON/);
-			const r = await fetch(`${baseUrl}/v1/brands`, { headers: { authorization: `Bearer ${key}` } });
+			const r = await fetch(`${baseUrl}/v1/brands`, {
+				headers: { authorization: `Bearer ${key}` },
+			});
 			expect(r.status).toBe(200);
 		} finally {
 			const exited = new Promise((r) => child.once('exit', r));
@@ -56,15 +69,33 @@ describe('control API', () => {
 	test('request log: method, path, raw query, headers as sent, body, status, route, since', async () => {
 		const sb = await withSandbox();
 		try {
-			await get(sb, '/v1/vendor/purchase-orders?brandIds=1&brandIds=2', { headers: { 'x-request-id': 'log-1' } });
+			await get(sb, '/v1/vendor/purchase-orders?brandIds=1&brandIds=2', {
+				headers: { 'x-request-id': 'log-1' },
+			});
 			const body = '{"orderIds":[1001]}';
-			await call(sb, 'POST', '/v1/fulfillment/orders/packed', { rawBody: body, headers: { 'idempotency-key': 'ik' } });
+			await call(sb, 'POST', '/v1/fulfillment/orders/packed', {
+				rawBody: body,
+				headers: { 'idempotency-key': 'ik' },
+			});
 			await sb.control.clock(); // control calls are not logged
 			const log = await sb.control.requests();
 			expect(log).toHaveLength(2);
-			expect(log[0]).toMatchObject({ method: 'GET', path: '/v1/vendor/purchase-orders', rawQuery: 'brandIds=1&brandIds=2', status: 200, route: 'listPurchaseOrders', requestId: 'log-1', replayed: false });
+			expect(log[0]).toMatchObject({
+				method: 'GET',
+				path: '/v1/vendor/purchase-orders',
+				rawQuery: 'brandIds=1&brandIds=2',
+				status: 200,
+				route: 'listPurchaseOrders',
+				requestId: 'log-1',
+				replayed: false,
+			});
 			expect(log[0].headers.authorization).toBe(`Bearer ${sb.demoApiKey}`);
-			expect(log[1]).toMatchObject({ method: 'POST', body, route: 'markOrdersPacked', status: 200 });
+			expect(log[1]).toMatchObject({
+				method: 'POST',
+				body,
+				route: 'markOrdersPacked',
+				status: 200,
+			});
 			expect(log[1].headers['idempotency-key']).toBe('ik');
 			expect(await sb.control.requests(log[0].seq)).toHaveLength(1);
 			await sb.control.clearRequests();
@@ -78,7 +109,9 @@ describe('control API', () => {
 		const sb = await withSandbox({ quota: 3 });
 		try {
 			const user = await sb.control.createUser();
-			await call(sb, 'POST', '/v1/webhook-endpoints', { body: { url: 'https://93.184.216.34/h', eventTypes: ['order.created'] } });
+			await call(sb, 'POST', '/v1/webhook-endpoints', {
+				body: { url: 'https://93.184.216.34/h', eventTypes: ['order.created'] },
+			});
 			const order = await sb.control.createOrder({ brandId: 1 });
 			await sb.control.advanceClock(100);
 			await get(sb, '/v1/brands');
@@ -97,7 +130,10 @@ describe('control API', () => {
 	test('control validation errors are problems; unknown control routes 404', async () => {
 		const sb = await withSandbox();
 		try {
-			const r = await fetch(`${sb.baseUrl}/_sandbox/faults`, { method: 'POST', body: JSON.stringify({ route: 'nope', mode: '500' }) });
+			const r = await fetch(`${sb.baseUrl}/_sandbox/faults`, {
+				method: 'POST',
+				body: JSON.stringify({ route: 'nope', mode: '500' }),
+			});
 			expect(r.status).toBe(400);
 			expect((await fetch(`${sb.baseUrl}/_sandbox/nothing`)).status).toBe(404);
 			await expect(sb.control.createOrder({ brandId: 99 })).rejects.toThrow(/404/);

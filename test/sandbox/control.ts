@@ -49,7 +49,10 @@ export class SandboxControl {
 	}
 
 	info() {
-		return this.call<{ baseUrl: string; demoApiKey: string; options: Record<string, unknown> }>('GET', '/info');
+		return this.call<{ baseUrl: string; demoApiKey: string; options: Record<string, unknown> }>(
+			'GET',
+			'/info',
+		);
 	}
 	reset() {
 		return this.call<{ reset: true; demoApiKey: string }>('POST', '/reset', {});
@@ -69,7 +72,12 @@ export class SandboxControl {
 		return this.call<{ revoked: true }>('POST', `/keys/${encodeURIComponent(apiKey)}/revoke`, {});
 	}
 
-	createOrder(spec: { brandId: number; status?: 'Created' | 'Packed'; fulfillmentModel?: string; saleChannelId?: number }) {
+	createOrder(spec: {
+		brandId: number;
+		status?: 'Created' | 'Packed';
+		fulfillmentModel?: string;
+		saleChannelId?: number;
+	}) {
 		return this.call<EmittedEvent & { order: Order }>('POST', '/orders', spec);
 	}
 	cancelOrder(orderId: number) {
@@ -79,13 +87,25 @@ export class SandboxControl {
 		return this.call<EmittedEvent & { order: Order }>('POST', `/orders/${orderId}/return`, {});
 	}
 	generateOrders(spec: { count: number; brandId?: number; status?: string }) {
-		return this.call<{ created: number; firstId: number; lastId: number }>('POST', '/orders/generate', spec);
+		return this.call<{ created: number; firstId: number; lastId: number }>(
+			'POST',
+			'/orders/generate',
+			spec,
+		);
 	}
 	generateProducts(spec: { count: number; brandId?: number }) {
-		return this.call<{ created: number; firstId: number; lastId: number; total: number }>('POST', '/products/generate', spec);
+		return this.call<{ created: number; firstId: number; lastId: number; total: number }>(
+			'POST',
+			'/products/generate',
+			spec,
+		);
 	}
 	setBand(brandId: number, spec: { dimension: string; band: string; category?: string }) {
-		return this.call<{ brandHealth: unknown; events: EmittedEvent[] }>('POST', `/brand-health/${brandId}/band`, spec);
+		return this.call<{ brandHealth: unknown; events: EmittedEvent[] }>(
+			'POST',
+			`/brand-health/${brandId}/band`,
+			spec,
+		);
 	}
 	/** emits an event; with endpointIds it goes to those endpoints regardless of subscription and scope */
 	emitEvent(spec: { type: string; data?: Record<string, unknown>; endpointIds?: number[] }) {
@@ -101,39 +121,69 @@ export class SandboxControl {
 	}
 	/** moves the virtual clock and runs every attempt that became due, each at its exact scheduled time */
 	advanceClock(seconds: number) {
-		return this.call<{ now: string; offsetSeconds: number; attempts: { deliveryId: number; attempt: DeliveryAttempt }[] }>('POST', '/clock/advance', { seconds });
+		return this.call<{
+			now: string;
+			offsetSeconds: number;
+			attempts: { deliveryId: number; attempt: DeliveryAttempt }[];
+		}>('POST', '/clock/advance', { seconds });
 	}
 	/** the same, by whole milliseconds */
 	advanceClockMs(milliseconds: number) {
-		return this.call<{ now: string; offsetSeconds: number }>('POST', '/clock/advance', { milliseconds });
+		return this.call<{ now: string; offsetSeconds: number }>('POST', '/clock/advance', {
+			milliseconds,
+		});
 	}
 
 	injectFault(spec: FaultRequest) {
-		return this.call<{ fault: Required<FaultRequest> & { remaining: number } }>('POST', '/faults', spec);
+		return this.call<{ fault: Required<FaultRequest> & { remaining: number } }>(
+			'POST',
+			'/faults',
+			spec,
+		);
 	}
 	faults() {
-		return this.call<{ faults: (Required<FaultRequest> & { remaining: number })[] }>('GET', '/faults');
+		return this.call<{ faults: (Required<FaultRequest> & { remaining: number })[] }>(
+			'GET',
+			'/faults',
+		);
 	}
 	clearFaults() {
 		return this.call<void>('DELETE', '/faults');
 	}
 
 	async requests(since?: number): Promise<LoggedRequest[]> {
-		return (await this.call<{ requests: LoggedRequest[] }>('GET', `/requests${since === undefined ? '' : `?since=${since}`}`)).requests;
+		return (
+			await this.call<{ requests: LoggedRequest[] }>(
+				'GET',
+				`/requests${since === undefined ? '' : `?since=${since}`}`,
+			)
+		).requests;
 	}
 	clearRequests() {
 		return this.call<void>('DELETE', '/requests');
 	}
 
 	async deliveries(endpointId?: number): Promise<DeliveryDetail[]> {
-		return (await this.call<{ deliveries: DeliveryDetail[] }>('GET', `/deliveries${endpointId === undefined ? '' : `?endpointId=${endpointId}`}`)).deliveries;
+		return (
+			await this.call<{ deliveries: DeliveryDetail[] }>(
+				'GET',
+				`/deliveries${endpointId === undefined ? '' : `?endpointId=${endpointId}`}`,
+			)
+		).deliveries;
 	}
 	/** sends a delivery's event again with the same webhook-id (a duplicate), one attempt */
 	async redeliver(deliveryId: number): Promise<DeliveryDetail> {
-		return (await this.call<{ delivery: DeliveryDetail }>('POST', `/deliveries/${deliveryId}/redeliver`, {})).delivery;
+		return (
+			await this.call<{ delivery: DeliveryDetail }>(
+				'POST',
+				`/deliveries/${deliveryId}/redeliver`,
+				{},
+			)
+		).delivery;
 	}
 	async endpoints(): Promise<ControlEndpoint[]> {
-		return (await this.call<{ webhookEndpoints: ControlEndpoint[] }>('GET', '/webhook-endpoints')).webhookEndpoints;
+		return (await this.call<{ webhookEndpoints: ControlEndpoint[] }>('GET', '/webhook-endpoints'))
+			.webhookEndpoints;
 	}
 	/** changes an endpoint's URL without the create-time checks (e.g. to a private address) */
 	setEndpointUrl(endpointId: number, url: string) {

@@ -16,8 +16,20 @@ afterEach(async () => {
 const MINUTE = 60;
 const HOUR = 3600;
 
-async function endpoint(eventTypes = ['order.created', 'order.cancelled', 'order.returned', 'brand_health.band_entered', 'brand_health.band_exited'], key?: string) {
-	const r = await call(sb, 'POST', '/v1/webhook-endpoints', { key, body: { url: rx.url, eventTypes } });
+async function endpoint(
+	eventTypes = [
+		'order.created',
+		'order.cancelled',
+		'order.returned',
+		'brand_health.band_entered',
+		'brand_health.band_exited',
+	],
+	key?: string,
+) {
+	const r = await call(sb, 'POST', '/v1/webhook-endpoints', {
+		key,
+		body: { url: rx.url, eventTypes },
+	});
 	expect(r.status).toBe(201);
 	return { id: r.body.webhookEndpoint.id as number, secret: r.body.secret as string };
 }
@@ -37,18 +49,36 @@ describe('events and the delivery request (parts 2.3, 6)', () => {
 		expect(Math.abs(Number(req.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(5);
 		expect(req.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
 		const envelope = JSON.parse(req.body);
-		expect(envelope).toEqual({ id: event.id, type: 'order.created', createdAt: expect.any(String), data: { brandId: 1, orderId: order.id } });
+		expect(envelope).toEqual({
+			id: event.id,
+			type: 'order.created',
+			createdAt: expect.any(String),
+			data: { brandId: 1, orderId: order.id },
+		});
 		expect(verify(secret, req)).toEqual(envelope);
 		expect(() => verify(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, req)).toThrow();
 
 		await waitFor(async () => (await sb.control.deliveries())[0]?.status === 'Delivered');
 		const listed = await get(sb, `/v1/webhook-endpoints/${id}/deliveries`);
-		expect(listed.body.deliveries[0]).toMatchObject({ eventId: event.id, eventType: 'order.created', status: 'Delivered', attempts: 1, responseStatusCode: 200 });
+		expect(listed.body.deliveries[0]).toMatchObject({
+			eventId: event.id,
+			eventType: 'order.created',
+			status: 'Delivered',
+			attempts: 1,
+			responseStatusCode: 200,
+		});
 	});
 
 	test('cancel, return and band changes fire their events; subscriptions filter', async () => {
-		const { secret } = await endpoint(['order.cancelled', 'order.returned', 'brand_health.band_entered', 'brand_health.band_exited']);
-		const orders = await sb.control.state<{ id: number; brandId: number; status: string }>('orders');
+		const { secret } = await endpoint([
+			'order.cancelled',
+			'order.returned',
+			'brand_health.band_entered',
+			'brand_health.band_exited',
+		]);
+		const orders = await sb.control.state<{ id: number; brandId: number; status: string }>(
+			'orders',
+		);
 		const target = orders.find((o) => o.status === 'Created' && o.brandId === 2)!;
 		await sb.control.createOrder({ brandId: 1 }); // not subscribed
 		await sb.control.cancelOrder(target.id);
@@ -58,7 +88,9 @@ describe('events and the delivery request (parts 2.3, 6)', () => {
 		const newBand = dim.band === 'Critical' ? 'Good' : 'Critical';
 		await sb.control.setBand(3, { dimension: dim.dimension, band: newBand });
 		await waitFor(() => rx.received.length === 4);
-		const events = rx.received.map((r) => JSON.parse(r.body)).sort((a, b) => a.type.localeCompare(b.type));
+		const events = rx.received
+			.map((r) => JSON.parse(r.body))
+			.sort((a, b) => a.type.localeCompare(b.type));
 		expect(events.map((e) => [e.type, e.data])).toEqual([
 			['brand_health.band_entered', { brandId: 3, dimension: dim.dimension, band: newBand }],
 			['brand_health.band_exited', { brandId: 3, dimension: dim.dimension, band: dim.band }],
@@ -72,7 +104,10 @@ describe('events and the delivery request (parts 2.3, 6)', () => {
 
 	test('scope and permission of the owner are checked when the event happens', async () => {
 		const narrow = await sb.control.createUser({ brandIds: [1], permissions: ['orders.read'] });
-		const noPerm = await sb.control.createUser({ brandIds: [1, 2], permissions: ['products.read'] });
+		const noPerm = await sb.control.createUser({
+			brandIds: [1, 2],
+			permissions: ['products.read'],
+		});
 		const a = await endpoint(['order.created', 'brand_health.band_entered'], narrow.apiKey);
 		await endpoint(['order.created'], noPerm.apiKey);
 		await sb.control.createOrder({ brandId: 2 }); // outside narrow's scope, noPerm lacks orders.read
@@ -81,7 +116,9 @@ describe('events and the delivery request (parts 2.3, 6)', () => {
 		await sb.control.setBand(1, { dimension: 'ListingQuality', band: 'Excellent' });
 		await waitFor(() => rx.received.length >= 1);
 		await new Promise((r) => setTimeout(r, 150));
-		expect(rx.received.map((r) => JSON.parse(r.body).data)).toEqual([{ brandId: 1, orderId: expect.any(Number) }]);
+		expect(rx.received.map((r) => JSON.parse(r.body).data)).toEqual([
+			{ brandId: 1, orderId: expect.any(Number) },
+		]);
 		// the scope changes: later events follow it, earlier ones are not re-evaluated
 		await sb.control.updateUser(narrow.userId, { brandIds: [2] });
 		await sb.control.createOrder({ brandId: 1 });
@@ -94,7 +131,11 @@ describe('events and the delivery request (parts 2.3, 6)', () => {
 	test('events from the control API: arbitrary types, optionally forced to endpoints', async () => {
 		const { id } = await endpoint(['order.created']);
 		await sb.control.emitEvent({ type: 'order.created', data: { brandId: 6, orderId: 1 } }); // outside scope: not delivered
-		const forced = await sb.control.emitEvent({ type: 'purchase_order.updated', data: { brandId: 1, purchaseOrderId: 7001 }, endpointIds: [id] });
+		const forced = await sb.control.emitEvent({
+			type: 'purchase_order.updated',
+			data: { brandId: 1, purchaseOrderId: 7001 },
+			endpointIds: [id],
+		});
 		expect(forced.deliveryIds).toHaveLength(1);
 		await waitFor(() => rx.received.length === 1);
 		expect(JSON.parse(rx.received[0].body).type).toBe('purchase_order.updated');
@@ -113,8 +154,18 @@ describe('retries on the 6.4 schedule (virtual clock)', () => {
 		expect(delivery.status).toBe('Failed');
 		expect(delivery.failureReason).toBe('AttemptsExhausted');
 		expect(delivery.attemptLog.map((a) => a.statusCode)).toEqual(Array(8).fill(503));
-		const gaps = delivery.attemptLog.slice(1).map((a, i) => (a.atMs - delivery.attemptLog[i].atMs) / 1000);
-		expect(gaps).toEqual([1 * MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 24 * HOUR]);
+		const gaps = delivery.attemptLog
+			.slice(1)
+			.map((a, i) => (a.atMs - delivery.attemptLog[i].atMs) / 1000);
+		expect(gaps).toEqual([
+			1 * MINUTE,
+			5 * MINUTE,
+			30 * MINUTE,
+			2 * HOUR,
+			5 * HOUR,
+			10 * HOUR,
+			24 * HOUR,
+		]);
 		// same webhook-id on every attempt, a fresh real timestamp each, each signature valid now
 		expect(new Set(rx.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
 		for (const r of rx.received) expect(verify(secret, r)).toBeTruthy();
@@ -148,11 +199,18 @@ describe('retries on the 6.4 schedule (virtual clock)', () => {
 			const stall = server.createServer(() => undefined);
 			await new Promise<void>((r) => stall.listen(0, '127.0.0.1', r));
 			const port = (stall.address() as { port: number }).port;
-			const ep = await call(slow, 'POST', '/v1/webhook-endpoints', { body: { url: `http://127.0.0.1:${port}/h`, eventTypes: ['order.created'] } });
-			const closed = await call(slow, 'POST', '/v1/webhook-endpoints', { body: { url: 'http://127.0.0.1:1/h', eventTypes: ['order.created'] } });
+			const ep = await call(slow, 'POST', '/v1/webhook-endpoints', {
+				body: { url: `http://127.0.0.1:${port}/h`, eventTypes: ['order.created'] },
+			});
+			const closed = await call(slow, 'POST', '/v1/webhook-endpoints', {
+				body: { url: 'http://127.0.0.1:1/h', eventTypes: ['order.created'] },
+			});
 			await slow.control.createOrder({ brandId: 1 });
 			await waitFor(async () => (await slow.control.deliveries()).every((d) => d.attempts === 1));
-			const [timedOut, refused] = [await slow.control.deliveries(ep.body.webhookEndpoint.id), await slow.control.deliveries(closed.body.webhookEndpoint.id)];
+			const [timedOut, refused] = [
+				await slow.control.deliveries(ep.body.webhookEndpoint.id),
+				await slow.control.deliveries(closed.body.webhookEndpoint.id),
+			];
 			expect(timedOut[0].attemptLog[0].error).toBe('timeout');
 			expect(refused[0].attemptLog[0].error).toBe('ECONNREFUSED');
 			expect(timedOut[0].status).toBe('Pending');
@@ -188,7 +246,9 @@ describe('disabling (3.1) and private targets (3.2)', () => {
 		await sb.control.createOrder({ brandId: 1 });
 		rx.respondWith(200);
 		const before = rx.received.length;
-		const enabled = await call(sb, 'PATCH', `/v1/webhook-endpoints/${id}`, { body: { status: 'Enabled' } });
+		const enabled = await call(sb, 'PATCH', `/v1/webhook-endpoints/${id}`, {
+			body: { status: 'Enabled' },
+		});
 		expect(enabled.body).toMatchObject({ status: 'Enabled', disabledReason: null });
 		await sb.control.advanceClock(3 * 24 * HOUR);
 		expect(rx.received.length).toBe(before);
@@ -227,7 +287,9 @@ describe('disabling (3.1) and private targets (3.2)', () => {
 	test('without allowHttpLoopback a loopback target is never contacted', async () => {
 		const strict = await withSandbox();
 		try {
-			const ep = await call(strict, 'POST', '/v1/webhook-endpoints', { body: { url: 'https://93.184.216.34/h', eventTypes: ['order.created'] } });
+			const ep = await call(strict, 'POST', '/v1/webhook-endpoints', {
+				body: { url: 'https://93.184.216.34/h', eventTypes: ['order.created'] },
+			});
 			await strict.control.setEndpointUrl(ep.body.webhookEndpoint.id, rx.url);
 			await strict.control.createOrder({ brandId: 1 });
 			await waitFor(async () => (await strict.control.deliveries())[0]?.status === 'Failed');
@@ -241,13 +303,17 @@ describe('disabling (3.1) and private targets (3.2)', () => {
 describe('secret rotation (6.5), test operation, duplicates and tampering', () => {
 	test('for 24 h after rotation two signatures, each verified with its own secret; then only the new one', async () => {
 		const { id, secret: oldSecret } = await endpoint(['order.created']);
-		const newSecret = (await call(sb, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`)).body.secret as string;
+		const newSecret = (await call(sb, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`)).body
+			.secret as string;
 		await sb.control.createOrder({ brandId: 1 });
 		const [req] = await waitFor(() => rx.received.length === 1 && rx.received);
 		const entries = String(req.headers['webhook-signature']).split(' ');
 		expect(entries).toHaveLength(2);
 		expect(entries.every((e) => e.startsWith('v1,'))).toBe(true);
-		const only = (entry: string) => ({ ...req, headers: { ...req.headers, 'webhook-signature': entry } });
+		const only = (entry: string) => ({
+			...req,
+			headers: { ...req.headers, 'webhook-signature': entry },
+		});
 		expect(verify(newSecret, only(entries[0]))).toBeTruthy();
 		expect(() => verify(oldSecret, only(entries[0]))).toThrow();
 		expect(verify(oldSecret, only(entries[1]))).toBeTruthy();
@@ -271,8 +337,16 @@ describe('secret rotation (6.5), test operation, duplicates and tampering', () =
 		const { id, secret } = await endpoint(['order.created']);
 		const ok = await call(sb, 'POST', `/v1/webhook-endpoints/${id}/test`);
 		expect(ok.status).toBe(200);
-		expect(ok.body).toMatchObject({ eventType: 'webhook.test', status: 'Delivered', attempts: 1, responseStatusCode: 200 });
-		expect(JSON.parse(rx.received[0].body)).toMatchObject({ type: 'webhook.test', data: { webhookEndpointId: id } });
+		expect(ok.body).toMatchObject({
+			eventType: 'webhook.test',
+			status: 'Delivered',
+			attempts: 1,
+			responseStatusCode: 200,
+		});
+		expect(JSON.parse(rx.received[0].body)).toMatchObject({
+			type: 'webhook.test',
+			data: { webhookEndpointId: id },
+		});
 		expect(verify(secret, rx.received[0])).toBeTruthy();
 		rx.respondWith(500);
 		const failed = await call(sb, 'POST', `/v1/webhook-endpoints/${id}/test`);
@@ -288,7 +362,9 @@ describe('secret rotation (6.5), test operation, duplicates and tampering', () =
 		await sb.control.settings({ timestampSkewSeconds: -600 });
 		await sb.control.createOrder({ brandId: 1 });
 		const [req] = await waitFor(() => rx.received.length === 1 && rx.received);
-		expect(Math.abs(Number(req.headers['webhook-timestamp']) - (Date.now() / 1000 - 600))).toBeLessThan(3);
+		expect(
+			Math.abs(Number(req.headers['webhook-timestamp']) - (Date.now() / 1000 - 600)),
+		).toBeLessThan(3);
 		expect(() => verify(secret, req)).toThrow(/timestamp/i);
 	});
 
@@ -314,13 +390,19 @@ describe('secret rotation (6.5), test operation, duplicates and tampering', () =
 			}
 		});
 		expect((await sb.control.send(id)).statusCode).toBe(204);
-		for (const tamper of ['body', 'signature', 'id'] as const) expect((await sb.control.send(id, { tamper })).statusCode).toBe(401);
+		for (const tamper of ['body', 'signature', 'id'] as const)
+			expect((await sb.control.send(id, { tamper })).statusCode).toBe(401);
 		const stale = await sb.control.send(id, { timestampOffsetSeconds: -301 });
 		expect(stale.statusCode).toBe(401);
 		expect(Math.abs(stale.timestamp - (Date.now() / 1000 - 301))).toBeLessThan(3);
 		expect((await sb.control.send(id, { timestampOffsetSeconds: -200 })).statusCode).toBe(204);
-		const custom = await sb.control.send(id, { event: { id: 'evt_fixed', type: 'order.cancelled', data: { brandId: 1, orderId: 5 } } });
+		const custom = await sb.control.send(id, {
+			event: { id: 'evt_fixed', type: 'order.cancelled', data: { brandId: 1, orderId: 5 } },
+		});
 		expect(custom.webhookId).toBe('evt_fixed');
-		expect(JSON.parse(rx.received[rx.received.length - 1].body)).toMatchObject({ id: 'evt_fixed', type: 'order.cancelled' });
+		expect(JSON.parse(rx.received[rx.received.length - 1].body)).toMatchObject({
+			id: 'evt_fixed',
+			type: 'order.cancelled',
+		});
 	});
 });

@@ -47,20 +47,32 @@ export class DeliveryEngine {
 	}
 
 	/** An event happened: one delivery per recipient, first attempt right away. */
-	emit(type: string, data: Record<string, unknown>, endpointIds?: number[]): { event: EventEnvelope; deliveries: Delivery[] } {
+	emit(
+		type: string,
+		data: Record<string, unknown>,
+		endpointIds?: number[],
+	): { event: EventEnvelope; deliveries: Delivery[] } {
 		const { store, clock } = this.state;
 		const event = newEnvelope(type, data, clock.iso());
 		const endpoints = endpointIds
-			? endpointIds.map((id) => store.endpoint(id)).filter((e): e is WebhookEndpoint => e?.status === 'Enabled')
+			? endpointIds
+					.map((id) => store.endpoint(id))
+					.filter((e): e is WebhookEndpoint => e?.status === 'Enabled')
 			: recipientsFor(store, event);
-		const deliveries = endpoints.map((endpoint) => this.createDelivery(endpoint, event, 'event', MAX_ATTEMPTS));
+		const deliveries = endpoints.map((endpoint) =>
+			this.createDelivery(endpoint, event, 'event', MAX_ATTEMPTS),
+		);
 		if (deliveries.length) setImmediate(() => this.runDue(false));
 		return { event, deliveries };
 	}
 
 	/** The test operation: a webhook.test delivery with exactly one attempt, awaited. */
 	async test(endpoint: WebhookEndpoint): Promise<Delivery> {
-		const event = newEnvelope('webhook.test', { webhookEndpointId: endpoint.id }, this.state.clock.iso());
+		const event = newEnvelope(
+			'webhook.test',
+			{ webhookEndpointId: endpoint.id },
+			this.state.clock.iso(),
+		);
 		const delivery = this.createDelivery(endpoint, event, 'test', 1);
 		await this.attempt(delivery, this.state.clock.now());
 		return delivery;
@@ -70,7 +82,13 @@ export class DeliveryEngine {
 	async redeliver(original: Delivery): Promise<Delivery> {
 		const endpoint = this.state.store.endpoint(original.webhookEndpointId);
 		if (!endpoint) throw new Error('endpoint gone');
-		const delivery = this.createDelivery(endpoint, original.event, 'redelivery', 1, original.payload);
+		const delivery = this.createDelivery(
+			endpoint,
+			original.event,
+			'redelivery',
+			1,
+			original.payload,
+		);
 		await this.attempt(delivery, this.state.clock.now());
 		return delivery;
 	}
@@ -83,7 +101,8 @@ export class DeliveryEngine {
 		const run = async () => {
 			this.isAdvancing = true;
 			const made: { deliveryId: number; attempt: DeliveryAttempt }[] = [];
-			const listener = (d: Delivery, attempt: DeliveryAttempt) => made.push({ deliveryId: d.id, attempt });
+			const listener = (d: Delivery, attempt: DeliveryAttempt) =>
+				made.push({ deliveryId: d.id, attempt });
 			this.attemptListeners.add(listener);
 			try {
 				await this.settle();
@@ -113,7 +132,8 @@ export class DeliveryEngine {
 
 	/** An endpoint stopped receiving (disabled or deleted): its pending deliveries fail. */
 	failPending(endpointId: number, reason: string): void {
-		for (const d of this.pending().filter((p) => p.webhookEndpointId === endpointId)) this.finish(d, 'Failed', reason);
+		for (const d of this.pending().filter((p) => p.webhookEndpointId === endpointId))
+			this.finish(d, 'Failed', reason);
 	}
 
 	/** One raw signed request to an endpoint, optionally tampered or with a skewed timestamp. */
@@ -121,27 +141,65 @@ export class DeliveryEngine {
 		const { clock } = this.state;
 		const given = options.event ?? {};
 		const event: EventEnvelope = {
-			...newEnvelope(given.type ?? 'order.created', given.data ?? { brandId: 1, orderId: 1001 }, given.createdAt ?? clock.iso()),
+			...newEnvelope(
+				given.type ?? 'order.created',
+				given.data ?? { brandId: 1, orderId: 1001 },
+				given.createdAt ?? clock.iso(),
+			),
 			...(given.id ? { id: given.id } : {}),
 		};
 		let payload = JSON.stringify(event);
 		const timestamp = Math.floor(Date.now() / 1000) + (options.timestampOffsetSeconds ?? 0);
-		let signature = signatureHeader(this.secretsOf(endpoint, clock.now()), event.id, timestamp, payload);
+		let signature = signatureHeader(
+			this.secretsOf(endpoint, clock.now()),
+			event.id,
+			timestamp,
+			payload,
+		);
 		let webhookId = event.id;
 		if (options.tamper === 'body') payload = payload.replace('"type":', '"type" :');
 		if (options.tamper === 'signature') signature = `v1,${Buffer.alloc(32, 7).toString('base64')}`;
 		if (options.tamper === 'id') webhookId = `${event.id}x`;
 		const target = await checkTarget(endpoint.url, this.state.options.allowHttpLoopback);
-		if (!target.ok) return { statusCode: null, error: target.reason, webhookId, timestamp, payload, signatureHeader: signature };
-		const outcome = await postOnce(endpoint.url, target, this.headers(webhookId, timestamp, signature), payload, this.state.options.deliveryTimeoutMs);
-		return { statusCode: outcome.statusCode, error: outcome.error, webhookId, timestamp, payload, signatureHeader: signature };
+		if (!target.ok)
+			return {
+				statusCode: null,
+				error: target.reason,
+				webhookId,
+				timestamp,
+				payload,
+				signatureHeader: signature,
+			};
+		const outcome = await postOnce(
+			endpoint.url,
+			target,
+			this.headers(webhookId, timestamp, signature),
+			payload,
+			this.state.options.deliveryTimeoutMs,
+		);
+		return {
+			statusCode: outcome.statusCode,
+			error: outcome.error,
+			webhookId,
+			timestamp,
+			payload,
+			signatureHeader: signature,
+		};
 	}
 
 	private pending(): Delivery[] {
-		return this.state.store.deliveries.filter((d) => d.status === 'Pending' && d.nextAttemptAt !== null && !this.inFlight.has(d.id));
+		return this.state.store.deliveries.filter(
+			(d) => d.status === 'Pending' && d.nextAttemptAt !== null && !this.inFlight.has(d.id),
+		);
 	}
 
-	private createDelivery(endpoint: WebhookEndpoint, event: EventEnvelope, kind: Delivery['kind'], maxAttempts: number, payload = JSON.stringify(event)): Delivery {
+	private createDelivery(
+		endpoint: WebhookEndpoint,
+		event: EventEnvelope,
+		kind: Delivery['kind'],
+		maxAttempts: number,
+		payload = JSON.stringify(event),
+	): Delivery {
 		const { store, clock } = this.state;
 		const now = clock.now();
 		const delivery: Delivery = {
@@ -179,13 +237,25 @@ export class DeliveryEngine {
 		const { store, options } = this.state;
 		const endpoint = store.endpoint(delivery.webhookEndpointId);
 		if (!endpoint) return this.finish(delivery, 'Failed', 'EndpointDeleted');
-		if (endpoint.status === 'Disabled' && delivery.kind === 'event') return this.finish(delivery, 'Failed', 'EndpointDisabled');
+		if (endpoint.status === 'Disabled' && delivery.kind === 'event')
+			return this.finish(delivery, 'Failed', 'EndpointDisabled');
 		const target = await checkTarget(endpoint.url, options.allowHttpLoopback);
 		if (!target.ok) return this.finish(delivery, 'Failed', `PrivateAddress: ${target.reason}`);
 
 		const timestamp = Math.floor(Date.now() / 1000) + this.state.settings.timestampSkewSeconds;
-		const signature = signatureHeader(this.secretsOf(endpoint, at), delivery.event.id, timestamp, delivery.payload);
-		const outcome = await postOnce(endpoint.url, target, this.headers(delivery.event.id, timestamp, signature), delivery.payload, options.deliveryTimeoutMs);
+		const signature = signatureHeader(
+			this.secretsOf(endpoint, at),
+			delivery.event.id,
+			timestamp,
+			delivery.payload,
+		);
+		const outcome = await postOnce(
+			endpoint.url,
+			target,
+			this.headers(delivery.event.id, timestamp, signature),
+			delivery.payload,
+			options.deliveryTimeoutMs,
+		);
 		const attempt: DeliveryAttempt = {
 			number: delivery.attempts.length + 1,
 			at: new Date(at).toISOString(),
@@ -209,7 +279,11 @@ export class DeliveryEngine {
 			return;
 		}
 		this.finish(delivery, 'Failed', 'AttemptsExhausted');
-		if (delivery.kind === 'event' && endpoint.status === 'Enabled' && at - endpoint.healthySince >= DISABLE_AFTER_MS) {
+		if (
+			delivery.kind === 'event' &&
+			endpoint.status === 'Enabled' &&
+			at - endpoint.healthySince >= DISABLE_AFTER_MS
+		) {
 			endpoint.status = 'Disabled';
 			endpoint.disabledReason = 'FailingDeliveries';
 			endpoint.updatedAt = at;
@@ -226,7 +300,10 @@ export class DeliveryEngine {
 
 	/** The current secret, plus the previous one during the 24 h after a rotation. */
 	private secretsOf(endpoint: WebhookEndpoint, at: number): string[] {
-		const overlap = endpoint.previousSecret && endpoint.previousSecretUntil !== null && at < endpoint.previousSecretUntil;
+		const overlap =
+			endpoint.previousSecret &&
+			endpoint.previousSecretUntil !== null &&
+			at < endpoint.previousSecretUntil;
 		return overlap ? [endpoint.secret, endpoint.previousSecret as string] : [endpoint.secret];
 	}
 

@@ -77,7 +77,13 @@ export function problemBody(
 	errors?: FieldError[],
 ): Record<string, unknown> {
 	const { status, title } = PROBLEMS[slug];
-	const body: Record<string, unknown> = { type: `${errorsUrl}/${slug}`, title, status, detail, requestId };
+	const body: Record<string, unknown> = {
+		type: `${errorsUrl}/${slug}`,
+		title,
+		status,
+		detail,
+		requestId,
+	};
 	if (errors) body.errors = errors;
 	return body;
 }
@@ -87,7 +93,10 @@ export function itemError(slug: ProblemSlug, detail: string, errorsUrl: string) 
 	return { type: `${errorsUrl}/${slug}`, title: PROBLEMS[slug].title, detail };
 }
 
-export function plainValidationBody(error: PlainValidationError, path: string): Record<string, unknown> {
+export function plainValidationBody(
+	error: PlainValidationError,
+	path: string,
+): Record<string, unknown> {
 	return {
 		statusCode: 400,
 		message: error.message,

@@ -3,7 +3,11 @@ import type { EventEnvelope, WebhookEndpoint } from './model';
 import { permissionForEvent } from './permissions';
 import type { Store } from './store';
 
-export function newEnvelope(type: string, data: Record<string, unknown>, createdAt: string): EventEnvelope {
+export function newEnvelope(
+	type: string,
+	data: Record<string, unknown>,
+	createdAt: string,
+): EventEnvelope {
 	return { id: `evt_${randomUUID()}`, type, createdAt, data };
 }
 
@@ -16,7 +20,8 @@ export function recipientsFor(store: Store, event: EventEnvelope): WebhookEndpoi
 	const permission = permissionForEvent(event.type);
 	return store.endpoints.filter((endpoint) => {
 		const owner = store.user(endpoint.ownerUserId);
-		if (!owner || endpoint.status !== 'Enabled' || !endpoint.eventTypes.includes(event.type)) return false;
+		if (!owner || endpoint.status !== 'Enabled' || !endpoint.eventTypes.includes(event.type))
+			return false;
 		if (permission && !owner.permissions.includes(permission)) return false;
 		return brandId === undefined || owner.brandIds.includes(brandId);
 	});

@@ -24,10 +24,14 @@ export class FaultBook {
 
 	static validate(spec: Record<string, unknown>): FieldError[] {
 		const errors: FieldError[] = [];
-		if (typeof spec.route !== 'string' || !(spec.route in ROUTES)) errors.push({ pointer: '/route', detail: 'route must be a RouteName of ROUTES' });
-		if (!['500', '429', 'hang', 'drop'].includes(String(spec.mode))) errors.push({ pointer: '/mode', detail: "mode is '500', '429', 'hang' or 'drop'" });
-		if (spec.when !== undefined && spec.when !== 'before' && spec.when !== 'after') errors.push({ pointer: '/when', detail: "when is 'before' or 'after'" });
-		if (spec.count !== undefined && !(Number.isInteger(spec.count) && (spec.count as number) > 0)) errors.push({ pointer: '/count', detail: 'count is a positive integer' });
+		if (typeof spec.route !== 'string' || !(spec.route in ROUTES))
+			errors.push({ pointer: '/route', detail: 'route must be a RouteName of ROUTES' });
+		if (!['500', '429', 'hang', 'drop'].includes(String(spec.mode)))
+			errors.push({ pointer: '/mode', detail: "mode is '500', '429', 'hang' or 'drop'" });
+		if (spec.when !== undefined && spec.when !== 'before' && spec.when !== 'after')
+			errors.push({ pointer: '/when', detail: "when is 'before' or 'after'" });
+		if (spec.count !== undefined && !(Number.isInteger(spec.count) && (spec.count as number) > 0))
+			errors.push({ pointer: '/count', detail: 'count is a positive integer' });
 		return errors;
 	}
 

@@ -33,12 +33,18 @@ export function toWire(result: HandlerResult): WireResponse {
 
 export function writeWire(res: ServerResponse, wire: WireResponse): void {
 	if (res.destroyed) return;
-	res.writeHead(wire.status, { ...wire.headers, 'content-length': String(Buffer.byteLength(wire.body)) });
+	res.writeHead(wire.status, {
+		...wire.headers,
+		'content-length': String(Buffer.byteLength(wire.body)),
+	});
 	res.end(wire.body);
 }
 
 /** Reads the body up to `maxBytes`; beyond that the rest is drained and `tooLarge` set. */
-export function readBody(req: IncomingMessage, maxBytes: number): Promise<{ text: string; tooLarge: boolean }> {
+export function readBody(
+	req: IncomingMessage,
+	maxBytes: number,
+): Promise<{ text: string; tooLarge: boolean }> {
 	return new Promise((resolve, reject) => {
 		const chunks: Buffer[] = [];
 		let size = 0;
@@ -46,7 +52,9 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<{ text
 			size += chunk.length;
 			if (size <= maxBytes) chunks.push(chunk);
 		});
-		req.on('end', () => resolve({ text: Buffer.concat(chunks).toString('utf8'), tooLarge: size > maxBytes }));
+		req.on('end', () =>
+			resolve({ text: Buffer.concat(chunks).toString('utf8'), tooLarge: size > maxBytes }),
+		);
 		req.on('error', reject);
 	});
 }

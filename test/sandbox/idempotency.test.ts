@@ -8,11 +8,18 @@ beforeEach(async () => {
 afterEach(() => sb.close());
 
 const pack = (orderIds: number[], key: string | undefined, apiKey?: string) =>
-	call(sb, 'POST', '/v1/fulfillment/orders/packed', { body: { orderIds }, headers: key ? { 'idempotency-key': key } : {}, key: apiKey });
+	call(sb, 'POST', '/v1/fulfillment/orders/packed', {
+		body: { orderIds },
+		headers: key ? { 'idempotency-key': key } : {},
+		key: apiKey,
+	});
 
 async function createdOrderIds(n: number): Promise<number[]> {
 	const orders = await sb.control.state<{ id: number; brandId: number; status: string }>('orders');
-	return orders.filter((o) => o.status === 'Created' && o.brandId <= 5).slice(0, n).map((o) => o.id);
+	return orders
+		.filter((o) => o.status === 'Created' && o.brandId <= 5)
+		.slice(0, n)
+		.map((o) => o.id);
 }
 
 describe('idempotency (4.1)', () => {
@@ -35,9 +42,15 @@ describe('idempotency (4.1)', () => {
 	});
 
 	test('4xx responses are stored and replayed too', async () => {
-		const bad = await call(sb, 'POST', '/v1/fulfillment/orders/packed', { body: { orderIds: 'x' }, headers: { 'idempotency-key': 'k-4xx' } });
+		const bad = await call(sb, 'POST', '/v1/fulfillment/orders/packed', {
+			body: { orderIds: 'x' },
+			headers: { 'idempotency-key': 'k-4xx' },
+		});
 		expect(bad.status).toBe(400);
-		const again = await call(sb, 'POST', '/v1/fulfillment/orders/packed', { body: { orderIds: 'x' }, headers: { 'idempotency-key': 'k-4xx' } });
+		const again = await call(sb, 'POST', '/v1/fulfillment/orders/packed', {
+			body: { orderIds: 'x' },
+			headers: { 'idempotency-key': 'k-4xx' },
+		});
 		expect(again.status).toBe(400);
 		expect(again.headers.get('idempotent-replayed')).toBe('true');
 		expect(again.text).toBe(bad.text);
@@ -50,13 +63,28 @@ describe('idempotency (4.1)', () => {
 		const otherBody = await pack([b], 'k-r');
 		expect(otherBody.status).toBe(422);
 		expect(otherBody.body.type).toBe(`${sb.baseUrl}/errors/idempotency-key-reused`);
-		const otherPath = await call(sb, 'POST', '/v1/webhook-endpoints', { body: { orderIds: [a] }, headers: { 'idempotency-key': 'k-r' } });
+		const otherPath = await call(sb, 'POST', '/v1/webhook-endpoints', {
+			body: { orderIds: [a] },
+			headers: { 'idempotency-key': 'k-r' },
+		});
 		expect(otherPath.status).toBe(422);
-		const sameBytesOtherSpacing = await call(sb, 'POST', '/v1/fulfillment/orders/packed', { rawBody: `{ "orderIds": [${a}] }`, headers: { 'idempotency-key': 'k-r' } });
+		const sameBytesOtherSpacing = await call(sb, 'POST', '/v1/fulfillment/orders/packed', {
+			rawBody: `{ "orderIds": [${a}] }`,
+			headers: { 'idempotency-key': 'k-r' },
+		});
 		expect(sameBytesOtherSpacing.status).toBe(422);
-		const ep = await call(sb, 'POST', '/v1/webhook-endpoints', { body: { url: 'https://93.184.216.34/h', eventTypes: ['order.created'] } });
-		await call(sb, 'DELETE', `/v1/webhook-endpoints/${ep.body.webhookEndpoint.id}`, { headers: { 'idempotency-key': 'k-m' } });
-		const otherMethod = await call(sb, 'PATCH', `/v1/webhook-endpoints/${ep.body.webhookEndpoint.id}`, { headers: { 'idempotency-key': 'k-m' } });
+		const ep = await call(sb, 'POST', '/v1/webhook-endpoints', {
+			body: { url: 'https://93.184.216.34/h', eventTypes: ['order.created'] },
+		});
+		await call(sb, 'DELETE', `/v1/webhook-endpoints/${ep.body.webhookEndpoint.id}`, {
+			headers: { 'idempotency-key': 'k-m' },
+		});
+		const otherMethod = await call(
+			sb,
+			'PATCH',
+			`/v1/webhook-endpoints/${ep.body.webhookEndpoint.id}`,
+			{ headers: { 'idempotency-key': 'k-m' } },
+		);
 		expect(otherMethod.status).toBe(422);
 	});
 
@@ -71,7 +99,12 @@ describe('idempotency (4.1)', () => {
 
 	test('after a 5xx the key is released and a retry executes again', async () => {
 		const [a, b] = await createdOrderIds(2);
-		await sb.control.injectFault({ route: 'markOrdersPacked', mode: '500', when: 'before', count: 1 });
+		await sb.control.injectFault({
+			route: 'markOrdersPacked',
+			mode: '500',
+			when: 'before',
+			count: 1,
+		});
 		const failed = await pack([a], 'k-5');
 		expect(failed.status).toBe(500);
 		expect(failed.body.type).toBe(`${sb.baseUrl}/errors/internal`);
@@ -92,7 +125,12 @@ describe('idempotency (4.1)', () => {
 
 	test('same key while the first request still runs is 409 idempotency-in-progress', async () => {
 		const [a] = await createdOrderIds(1);
-		await sb.control.injectFault({ route: 'markOrdersPacked', mode: 'hang', when: 'before', hangMs: 400 });
+		await sb.control.injectFault({
+			route: 'markOrdersPacked',
+			mode: 'hang',
+			when: 'before',
+			hangMs: 400,
+		});
 		const slow = pack([a], 'k-p');
 		// the first request runs (hangs) once it took the fault
 		while ((await sb.control.faults()).faults.length > 0) await new Promise((r) => setImmediate(r));
@@ -131,13 +169,21 @@ describe('idempotency (4.1)', () => {
 
 	test('a replayed 201 create keeps status and body; 204 delete replays without a body', async () => {
 		const body = { url: 'https://93.184.216.34/h', eventTypes: ['order.created'] };
-		const created = await call(sb, 'POST', '/v1/webhook-endpoints', { body, headers: { 'idempotency-key': 'k-c' } });
-		const replay = await call(sb, 'POST', '/v1/webhook-endpoints', { body, headers: { 'idempotency-key': 'k-c' } });
+		const created = await call(sb, 'POST', '/v1/webhook-endpoints', {
+			body,
+			headers: { 'idempotency-key': 'k-c' },
+		});
+		const replay = await call(sb, 'POST', '/v1/webhook-endpoints', {
+			body,
+			headers: { 'idempotency-key': 'k-c' },
+		});
 		expect(replay.status).toBe(201);
 		expect(replay.body).toEqual(created.body);
 		expect((await sb.control.endpoints()).length).toBe(1);
 		const path = `/v1/webhook-endpoints/${created.body.webhookEndpoint.id}`;
-		expect((await call(sb, 'DELETE', path, { headers: { 'idempotency-key': 'k-del' } })).status).toBe(204);
+		expect(
+			(await call(sb, 'DELETE', path, { headers: { 'idempotency-key': 'k-del' } })).status,
+		).toBe(204);
 		const again = await call(sb, 'DELETE', path, { headers: { 'idempotency-key': 'k-del' } });
 		expect(again.status).toBe(204);
 		expect(again.text).toBe('');
@@ -148,7 +194,12 @@ describe('idempotency (4.1)', () => {
 describe('fault injection', () => {
 	test('429 before the effect carries Retry-After; hang delays; faults count down', async () => {
 		const [a] = await createdOrderIds(1);
-		await sb.control.injectFault({ route: 'markOrdersPacked', mode: '429', count: 2, retryAfterSeconds: 7 });
+		await sb.control.injectFault({
+			route: 'markOrdersPacked',
+			mode: '429',
+			count: 2,
+			retryAfterSeconds: 7,
+		});
 		for (let i = 0; i < 2; i++) {
 			const r = await pack([a], 'k-429');
 			expect(r.status).toBe(429);

@@ -7,7 +7,9 @@ export interface StoredResponse {
 	body: string;
 }
 
-type Entry = { fingerprint: string; running: true } | { fingerprint: string; running: false; response: StoredResponse; storedAt: number };
+type Entry =
+	| { fingerprint: string; running: true }
+	| { fingerprint: string; running: false; response: StoredResponse; storedAt: number };
 
 export type Claim =
 	| { kind: 'new' }
@@ -24,13 +26,17 @@ export class IdempotencyStore {
 	constructor(private readonly now: () => number) {}
 
 	static fingerprint(method: string, path: string, rawQuery: string, body: string): string {
-		return createHash('sha256').update(`${method}\n${path}\n${rawQuery}\n`).update(body).digest('hex');
+		return createHash('sha256')
+			.update(`${method}\n${path}\n${rawQuery}\n`)
+			.update(body)
+			.digest('hex');
 	}
 
 	claim(apiKey: string, key: string, fingerprint: string): Claim {
 		const id = `${apiKey}\n${key}`;
 		const entry = this.entries.get(id);
-		if (entry && !entry.running && this.now() - entry.storedAt >= IDEMPOTENCY_RETENTION_MS) this.entries.delete(id);
+		if (entry && !entry.running && this.now() - entry.storedAt >= IDEMPOTENCY_RETENTION_MS)
+			this.entries.delete(id);
 		const current = this.entries.get(id);
 		if (!current) {
 			this.entries.set(id, { fingerprint, running: true });
@@ -44,7 +50,13 @@ export class IdempotencyStore {
 	/** Stores a response below 500; a 5xx releases the key so a retry executes again. */
 	finish(apiKey: string, key: string, fingerprint: string, response: StoredResponse): void {
 		if (response.status >= 500) this.release(apiKey, key);
-		else this.entries.set(`${apiKey}\n${key}`, { fingerprint, running: false, response, storedAt: this.now() });
+		else
+			this.entries.set(`${apiKey}\n${key}`, {
+				fingerprint,
+				running: false,
+				response,
+				storedAt: this.now(),
+			});
 	}
 
 	release(apiKey: string, key: string): void {

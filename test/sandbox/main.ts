@@ -32,7 +32,9 @@ async function main(): Promise<void> {
 	console.log(`Demo API key: ${sandbox.demoApiKey}`);
 	console.log(`Control API: ${sandbox.baseUrl}/_sandbox/info (see test/sandbox/README.md)`);
 	if (options.allowHttpLoopback) {
-		console.log('WARNING: --allow-http-loopback is ON: webhook endpoints may use http:// and loopback addresses (local use only).');
+		console.log(
+			'WARNING: --allow-http-loopback is ON: webhook endpoints may use http:// and loopback addresses (local use only).',
+		);
 	}
 	const stop = async () => {
 		await sandbox.close();

@@ -35,7 +35,8 @@ export class Query {
 		const values = this.all(name);
 		if (values.length === 0) return undefined;
 		if (encoding === 'comma') {
-			if (values.length > 1) throw invalid(`/${name}`, `${name} is one comma-separated value; the key must not repeat`);
+			if (values.length > 1)
+				throw invalid(`/${name}`, `${name} is one comma-separated value; the key must not repeat`);
 			values.splice(0, 1, ...values[0].split(','));
 		}
 		for (const value of values) {
@@ -47,16 +48,24 @@ export class Query {
 	intList(name: string, encoding: ListEncoding): number[] | undefined {
 		const values = this.list(name, encoding);
 		return values?.map((v) => {
-			if (!isPositiveInteger(v)) throw invalid(`/${name}`, `${name}: '${v}' is not a positive integer`);
+			if (!isPositiveInteger(v))
+				throw invalid(`/${name}`, `${name}: '${v}' is not a positive integer`);
 			return Number(v);
 		});
 	}
 
-	enumList<T extends string>(name: string, encoding: ListEncoding, allowed: readonly T[]): T[] | undefined {
+	enumList<T extends string>(
+		name: string,
+		encoding: ListEncoding,
+		allowed: readonly T[],
+	): T[] | undefined {
 		const values = this.list(name, encoding);
 		return values?.map((v) => {
 			if (!(allowed as readonly string[]).includes(v)) {
-				throw invalid(`/${name}`, `${name}: '${v}' is not one of ${allowed.join(', ')} (case-sensitive)`);
+				throw invalid(
+					`/${name}`,
+					`${name}: '${v}' is not one of ${allowed.join(', ')} (case-sensitive)`,
+				);
 			}
 			return v as T;
 		});
@@ -76,7 +85,8 @@ export class Query {
 		if (raw === undefined) return { page, limit: p.defaultLimit };
 		if (!/^-?\d+$/.test(raw)) throw invalid('/limit', 'limit must be an integer');
 		const limit = Number(raw);
-		if (limit < 1 || limit > p.maxLimit) throw invalid('/limit', `limit must be between 1 and ${p.maxLimit}`);
+		if (limit < 1 || limit > p.maxLimit)
+			throw invalid('/limit', `limit must be between 1 and ${p.maxLimit}`);
 		return { page, limit };
 	}
 }

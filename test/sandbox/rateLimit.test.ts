@@ -8,7 +8,9 @@ describe('rate limit (part 8)', () => {
 			for (let i = 1; i <= 120; i++) {
 				last = await get(sb, i % 3 === 0 ? '/v1/orders?statuses=bad' : '/v1/brands');
 				expect(last.headers.get('ratelimit-policy')).toBe('"default";q=120;w=60');
-				expect(last.headers.get('ratelimit')).toMatch(new RegExp(`^"default";r=${120 - i};t=(60|59)$`));
+				expect(last.headers.get('ratelimit')).toMatch(
+					new RegExp(`^"default";r=${120 - i};t=(60|59)$`),
+				);
 				expect(last.status).not.toBe(429);
 			}
 			const over = await get(sb, '/v1/brands');
@@ -34,7 +36,10 @@ describe('rate limit (part 8)', () => {
 		try {
 			expect((await get(sb, '/v1/nothing')).status).toBe(404);
 			expect((await get(sb, '/v1/products?limit=0')).status).toBe(400);
-			expect((await call(sb, 'POST', '/v1/fulfillment/orders/packed', { body: { orderIds: [999] } })).status).toBe(200);
+			expect(
+				(await call(sb, 'POST', '/v1/fulfillment/orders/packed', { body: { orderIds: [999] } }))
+					.status,
+			).toBe(200);
 			const fourth = await get(sb, '/v1/brands');
 			expect(fourth.headers.get('ratelimit')).toMatch(/^"default";r=0;t=1$/);
 			expect(fourth.headers.get('ratelimit-policy')).toBe('"default";q=4;w=1');

@@ -21,8 +21,18 @@ export class RequestLog {
 	private entries: LoggedRequest[] = [];
 	private seq = 0;
 
-	add(entry: Omit<LoggedRequest, 'seq' | 'at' | 'status' | 'route' | 'replayed' | 'dropped'>): LoggedRequest {
-		const logged: LoggedRequest = { seq: ++this.seq, at: new Date().toISOString(), status: null, route: null, replayed: false, dropped: false, ...entry };
+	add(
+		entry: Omit<LoggedRequest, 'seq' | 'at' | 'status' | 'route' | 'replayed' | 'dropped'>,
+	): LoggedRequest {
+		const logged: LoggedRequest = {
+			seq: ++this.seq,
+			at: new Date().toISOString(),
+			status: null,
+			route: null,
+			replayed: false,
+			dropped: false,
+			...entry,
+		};
 		this.entries.push(logged);
 		return logged;
 	}

@@ -19,8 +19,20 @@ const BRAND_NAMES = [
 	'Proseware Kids',
 ];
 /** "Home, Garden" has a comma on purpose: brand health reads categories as repeated keys. */
-export const CATEGORY_NAMES = ['Apparel', 'Footwear', 'Home, Garden', 'Beauty', 'Electronics', 'Outdoor'];
-export const HEALTH_DIMENSIONS = ['ListingQuality', 'DeliveryPerformance', 'CustomerSatisfaction', 'PricingCompetitiveness'];
+export const CATEGORY_NAMES = [
+	'Apparel',
+	'Footwear',
+	'Home, Garden',
+	'Beauty',
+	'Electronics',
+	'Outdoor',
+];
+export const HEALTH_DIMENSIONS = [
+	'ListingQuality',
+	'DeliveryPerformance',
+	'CustomerSatisfaction',
+	'PricingCompetitiveness',
+];
 export const HEALTH_BANDS = ['Excellent', 'Good', 'AtRisk', 'Critical'];
 export const FULFILLMENT_MODELS = ['Merchant', 'Marketplace'];
 export const SALE_CHANNELS = [
@@ -54,23 +66,46 @@ export function seedStore(seed: number, nowMs: number): Store {
 	store.seededAt = nowMs;
 	const iso = (ms: number) => new Date(ms).toISOString();
 
-	store.users.push({ id: store.nextId('user'), name: 'Demo merchant', permissions: [...ALL_PERMISSIONS], brandIds: [...IN_SCOPE_BRAND_IDS] });
+	store.users.push({
+		id: store.nextId('user'),
+		name: 'Demo merchant',
+		permissions: [...ALL_PERMISSIONS],
+		brandIds: [...IN_SCOPE_BRAND_IDS],
+	});
 	store.keys.set(DEMO_API_KEY, { key: DEMO_API_KEY, userId: DEMO_USER_ID, revoked: false });
 	store.demoApiKey = DEMO_API_KEY;
 
 	BRAND_NAMES.forEach((name, i) =>
-		store.brands.push({ id: store.nextId('brand'), name, country: rng.pick(['DE', 'FR', 'NL', 'IT', 'ES']), createdAt: iso(nowMs - (400 - i) * DAY) }),
+		store.brands.push({
+			id: store.nextId('brand'),
+			name,
+			country: rng.pick(['DE', 'FR', 'NL', 'IT', 'ES']),
+			createdAt: iso(nowMs - (400 - i) * DAY),
+		}),
 	);
 	CATEGORY_NAMES.forEach((name) => store.categories.push({ id: store.nextId('category'), name }));
 	store.saleChannels = SALE_CHANNELS.map((c) => ({ ...c }));
 
 	for (const brand of store.brands) {
-		const count = IN_SCOPE_BRAND_IDS.includes(brand.id) ? PRODUCTS_PER_IN_SCOPE_BRAND : PRODUCTS_PER_OTHER_BRAND;
+		const count = IN_SCOPE_BRAND_IDS.includes(brand.id)
+			? PRODUCTS_PER_IN_SCOPE_BRAND
+			: PRODUCTS_PER_OTHER_BRAND;
 		addProducts(store, count, brand.id, nowMs - 30 * DAY);
 	}
 
 	for (let i = 0; i < SEED_ORDERS; i++) {
-		const status: OrderStatus = (['Created', 'Created', 'Created', 'Packed', 'Packed', 'Packed', 'Cancelled', 'Returned'] as const)[i % 8];
+		const status: OrderStatus = (
+			[
+				'Created',
+				'Created',
+				'Created',
+				'Packed',
+				'Packed',
+				'Packed',
+				'Cancelled',
+				'Returned',
+			] as const
+		)[i % 8];
 		const brandId = store.brands[i % store.brands.length].id;
 		const createdAt = nowMs - (SEED_ORDERS - i) * 2.5 * HOUR - rng.int(0, 3_000_000);
 		addOrder(store, { brandId, status }, createdAt);
@@ -97,7 +132,10 @@ export function seedStore(seed: number, nowMs: number): Store {
 	}
 
 	for (const brand of store.brands) {
-		const categories = [CATEGORY_NAMES[(brand.id - 1) % CATEGORY_NAMES.length], CATEGORY_NAMES[(brand.id + 1) % CATEGORY_NAMES.length]];
+		const categories = [
+			CATEGORY_NAMES[(brand.id - 1) % CATEGORY_NAMES.length],
+			CATEGORY_NAMES[(brand.id + 1) % CATEGORY_NAMES.length],
+		];
 		if (brand.id === 2 && !categories.includes('Home, Garden')) categories.push('Home, Garden');
 		const dimensions = categories.flatMap((category) =>
 			HEALTH_DIMENSIONS.map((dimension) => {
@@ -105,7 +143,12 @@ export function seedStore(seed: number, nowMs: number): Store {
 				return { dimension, band: bandForScore(score), score, category };
 			}),
 		);
-		store.brandHealth.push({ brandId: brand.id, categories, dimensions, updatedAt: iso(nowMs - DAY) });
+		store.brandHealth.push({
+			brandId: brand.id,
+			categories,
+			dimensions,
+			updatedAt: iso(nowMs - DAY),
+		});
 	}
 
 	for (const product of store.products.filter((p) => p.id % 2 === 0)) {
@@ -129,7 +172,12 @@ export function seedStore(seed: number, nowMs: number): Store {
 }
 
 /** Adds `count` products (spread over the existing brands unless `brandId` is given). */
-export function addProducts(store: Store, count: number, brandId: number | undefined, createdAtMs: number): Product[] {
+export function addProducts(
+	store: Store,
+	count: number,
+	brandId: number | undefined,
+	createdAtMs: number,
+): Product[] {
 	const rng = store.rng;
 	const added: Product[] = [];
 	for (let i = 0; i < count; i++) {

@@ -5,8 +5,15 @@ import { Webhook } from 'standardwebhooks';
 export const USER_AGENT = 'MarketplaceManagement-Webhooks/1';
 
 /** webhook-signature value: one `v1,<sig>` entry per secret, made by the standardwebhooks library. */
-export function signatureHeader(secrets: string[], msgId: string, timestampSeconds: number, payload: string): string {
-	return secrets.map((secret) => new Webhook(secret).sign(msgId, new Date(timestampSeconds * 1000), payload)).join(' ');
+export function signatureHeader(
+	secrets: string[],
+	msgId: string,
+	timestampSeconds: number,
+	payload: string,
+): string {
+	return secrets
+		.map((secret) => new Webhook(secret).sign(msgId, new Date(timestampSeconds * 1000), payload))
+		.join(' ');
 }
 
 export interface PostOutcome {

@@ -56,7 +56,23 @@ export class SandboxServer {
 			writeWire(res, await handleControl(this.state, method, path, rawQuery, text, requestId));
 			return;
 		}
-		const logged = this.state.log.add({ method, path, rawQuery, headers: { ...req.headers }, body: text, requestId });
-		await handleApi(this.state, { req, res, path, rawQuery, body: text, tooLarge, requestId, logged });
+		const logged = this.state.log.add({
+			method,
+			path,
+			rawQuery,
+			headers: { ...req.headers },
+			body: text,
+			requestId,
+		});
+		await handleApi(this.state, {
+			req,
+			res,
+			path,
+			rawQuery,
+			body: text,
+			tooLarge,
+			requestId,
+			logged,
+		});
 	}
 }

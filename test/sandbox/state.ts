@@ -27,7 +27,10 @@ export class SandboxState {
 
 	constructor(readonly options: ResolvedOptions) {
 		this.limiter = new FixedWindowLimiter(options.quota, options.windowSeconds);
-		this.authFailLimiter = new FixedWindowLimiter(options.authFailQuota, options.authFailWindowSeconds);
+		this.authFailLimiter = new FixedWindowLimiter(
+			options.authFailQuota,
+			options.authFailWindowSeconds,
+		);
 		this.idempotency = new IdempotencyStore(() => this.clock.now());
 		const saved = loadState(options.stateFile);
 		if (saved) this.clock.setAtLeast(saved.clockNow);

@@ -41,7 +41,10 @@ test('restart with the same state file: users, keys, orders and endpoints come b
 		body: { url: receiver.url, eventTypes: ['order.created'] },
 	});
 	expect(created.status).toBe(201);
-	const { webhookEndpoint, secret } = created.body as { webhookEndpoint: { id: number }; secret: string };
+	const { webhookEndpoint, secret } = created.body as {
+		webhookEndpoint: { id: number };
+		secret: string;
+	};
 	const before = (await first.control.createOrder({ brandId: 1 })).order;
 	await waitFor(() => receiver.received.length === 1);
 	const port = Number(new URL(first.baseUrl).port);
@@ -50,7 +53,9 @@ test('restart with the same state file: users, keys, orders and endpoints come b
 
 	const second = await start(file, port);
 	expect(second.restored).toBe(true);
-	const endpoint = await call(second, 'GET', `/v1/webhook-endpoints/${webhookEndpoint.id}`, { key: apiKey });
+	const endpoint = await call(second, 'GET', `/v1/webhook-endpoints/${webhookEndpoint.id}`, {
+		key: apiKey,
+	});
 	expect(endpoint.status).toBe(200);
 	const order = await call(second, 'GET', `/v1/orders/${before.id}`, { key: apiKey });
 	expect(order.body).toMatchObject({ id: before.id });
@@ -59,7 +64,10 @@ test('restart with the same state file: users, keys, orders and endpoints come b
 	expect(after.id).toBeGreaterThan(before.id);
 	await waitFor(() => receiver.received.length === 2);
 	const delivery = receiver.received[1];
-	const event = new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as { data: { orderId: number } };
+	const event = new Webhook(secret).verify(
+		delivery.body,
+		delivery.headers as Record<string, string>,
+	) as { data: { orderId: number } };
 	expect(event.data.orderId).toBe(after.id);
 });
 

@@ -20,7 +20,8 @@ interface Saved {
 export function loadState(file: string): { store: Store; clockNow: number } | undefined {
 	if (!file || !existsSync(file)) return undefined;
 	const saved = JSON.parse(readFileSync(file, 'utf8')) as Saved;
-	if (saved.version !== 1) throw new Error(`${file}: unknown sandbox state version ${String(saved.version)}`);
+	if (saved.version !== 1)
+		throw new Error(`${file}: unknown sandbox state version ${String(saved.version)}`);
 	return { store: Store.restore(saved.store), clockNow: saved.clockNow };
 }
 

@@ -16,7 +16,18 @@ import type {
 } from './model';
 import { Prng } from './prng';
 
-export type StoreSnapshot = Omit<Store, 'rng' | 'keys' | 'counters' | 'snapshot' | 'nextId' | 'user' | 'order' | 'endpoint' | 'permissionsOf'> & {
+export type StoreSnapshot = Omit<
+	Store,
+	| 'rng'
+	| 'keys'
+	| 'counters'
+	| 'snapshot'
+	| 'nextId'
+	| 'user'
+	| 'order'
+	| 'endpoint'
+	| 'permissionsOf'
+> & {
 	keys: Array<[string, ApiKeyRecord]>;
 	counters: Array<[string, number]>;
 	rngPosition: number;
@@ -68,7 +79,12 @@ export class Store {
 	/** Everything as plain JSON (for the state file of a sandbox that outlives its process). */
 	snapshot(): StoreSnapshot {
 		const { rng, keys, counters, ...data } = this;
-		return { ...data, keys: [...keys.entries()], counters: [...counters.entries()], rngPosition: rng.position };
+		return {
+			...data,
+			keys: [...keys.entries()],
+			counters: [...counters.entries()],
+			rngPosition: rng.position,
+		};
 	}
 
 	static restore(snapshot: StoreSnapshot): Store {

@@ -20,7 +20,12 @@ export interface CallOptions {
 }
 
 /** One request to the sandbox over HTTP; `key` defaults to the demo key, null sends none. */
-export async function call(sandbox: SandboxHandle, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
+export async function call(
+	sandbox: SandboxHandle,
+	method: string,
+	path: string,
+	options: CallOptions = {},
+): Promise<CallResult> {
 	const headers: Record<string, string> = { ...options.headers };
 	const key = options.key === undefined ? sandbox.demoApiKey : options.key;
 	if (key !== null) headers.authorization = `Bearer ${key}`;
@@ -38,11 +43,14 @@ export async function call(sandbox: SandboxHandle, method: string, path: string,
 	return { status: response.status, headers: response.headers, text, body: parsed };
 }
 
-export const get = (sandbox: SandboxHandle, path: string, options?: CallOptions) => call(sandbox, 'GET', path, options);
+export const get = (sandbox: SandboxHandle, path: string, options?: CallOptions) =>
+	call(sandbox, 'GET', path, options);
 
 /** `count` requests at once with the demo key, as another client of the same key spends its quota; their statuses. */
 export async function spendQuota(sandbox: SandboxHandle, count: number): Promise<number[]> {
-	return await Promise.all(Array.from({ length: count }, async () => (await get(sandbox, '/v1/brands')).status));
+	return await Promise.all(
+		Array.from({ length: count }, async () => (await get(sandbox, '/v1/brands')).status),
+	);
 }
 
 export async function withSandbox(options?: SandboxOptions): Promise<SandboxHandle> {
@@ -71,7 +79,11 @@ export async function startReceiver(status: number = 200): Promise<Receiver> {
 		const chunks: Buffer[] = [];
 		req.on('data', (c: Buffer) => chunks.push(c));
 		req.on('end', () => {
-			const record = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() };
+			const record = {
+				headers: req.headers,
+				body: Buffer.concat(chunks).toString('utf8'),
+				receivedAt: Date.now(),
+			};
 			received.push(record);
 			res.writeHead(typeof answer === 'function' ? answer(record) : answer);
 			res.end();
@@ -92,7 +104,10 @@ export async function startReceiver(status: number = 200): Promise<Receiver> {
 }
 
 /** Polls `check` until it returns a truthy value (real time, short). */
-export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 3000): Promise<Exclude<T, false | null | undefined | 0 | ''>> {
+export async function waitFor<T>(
+	check: () => T | Promise<T>,
+	timeoutMs = 3000,
+): Promise<Exclude<T, false | null | undefined | 0 | ''>> {
 	const until = Date.now() + timeoutMs;
 	for (;;) {
 		const value = await check();

@@ -36,5 +36,12 @@ export function deliveryView(d: Delivery) {
 
 /** The delivery with everything the control API shows: event, payload, attempts, failure reason. */
 export function deliveryDetail(d: Delivery) {
-	return { ...deliveryView(d), kind: d.kind, event: d.event, payload: d.payload, failureReason: d.failureReason, attemptLog: d.attempts };
+	return {
+		...deliveryView(d),
+		kind: d.kind,
+		event: d.event,
+		payload: d.payload,
+		failureReason: d.failureReason,
+		attemptLog: d.attempts,
+	};
 }

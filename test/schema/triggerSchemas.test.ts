@@ -19,7 +19,12 @@ import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { createPollHarness } from '../engine/harness';
 import { TriggerBench, outageOf, recordOf } from '../trigger/helpers';
 import { schemaValidator, serialize, type JsonSchema } from './outputSchemas';
-import { TRIGGER_SCHEMA_FILES, readTriggerSchema, triggerSchemaPath, writeTriggerSchemas } from './triggerSchemas';
+import {
+	TRIGGER_SCHEMA_FILES,
+	readTriggerSchema,
+	triggerSchemaPath,
+	writeTriggerSchemas,
+} from './triggerSchemas';
 
 const bench = new TriggerBench();
 const ajv = schemaValidator();
@@ -27,7 +32,8 @@ const seen = new Map<string, Set<string>>();
 
 beforeAll(async () => {
 	if (process.env.RECORD_RESULTS === '1') {
-		for (const file of Object.keys(TRIGGER_SCHEMA_FILES)) mkdirSync(path.dirname(triggerSchemaPath(file)), { recursive: true });
+		for (const file of Object.keys(TRIGGER_SCHEMA_FILES))
+			mkdirSync(path.dirname(triggerSchemaPath(file)), { recursive: true });
 		writeTriggerSchemas(serialize);
 	}
 	await bench.start();
@@ -42,10 +48,14 @@ function check(file: string, items: IDataObject[]): void {
 	for (const raw of items) {
 		const json = JSON.parse(JSON.stringify(raw)) as IDataObject;
 		const valid = validate(json);
-		expect({ item: json, errors: valid ? null : validate.errors }).toEqual({ item: json, errors: null });
+		expect({ item: json, errors: valid ? null : validate.errors }).toEqual({
+			item: json,
+			errors: null,
+		});
 		for (const [key, value] of Object.entries(json)) {
 			fields.add(key);
-			if (value && typeof value === 'object' && !Array.isArray(value)) for (const inner of Object.keys(value)) fields.add(`${key}.${inner}`);
+			if (value && typeof value === 'object' && !Array.isArray(value))
+				for (const inner of Object.keys(value)) fields.add(`${key}.${inner}`);
 		}
 	}
 }
@@ -57,7 +67,9 @@ test('the committed files equal the source, and n8n-core finds each where n8n lo
 		const version = versionFile.replace(/^v|\.json$/g, '');
 		const nodeDir = path.join(triggerSchemaPath(nodeFolder));
 		expect(resolveOutputSchemaPath({ nodeDir, version })).toBe(triggerSchemaPath(file));
-		expect(resolveOutputSchemaPath({ nodeDir, version, versionFallback: true })).toBe(triggerSchemaPath(file));
+		expect(resolveOutputSchemaPath({ nodeDir, version, versionFallback: true })).toBe(
+			triggerSchemaPath(file),
+		);
 	}
 });
 
@@ -66,32 +78,69 @@ test('Marketplace Trigger: every item validates', async () => {
 		const file = 'MarketplaceTrigger/__schema__/v2.0.0.json';
 		expect(existsSync(triggerSchemaPath(file))).toBe(true);
 		// a catch-up run: the missed orders (caughtUp, notice) and the delivered event
-		const { t, brandId } = await outageOf(bench, { options: { catchUpMissedOrders: true, fetchCurrentState: true, includeHeaders: true } });
-		t.node.parameters.eventTypes = ['order.created', 'brand_health.band_entered', 'brand_health.band_exited'];
+		const { t, brandId } = await outageOf(bench, {
+			options: { catchUpMissedOrders: true, fetchCurrentState: true, includeHeaders: true },
+		});
+		t.node.parameters.eventTypes = [
+			'order.created',
+			'brand_health.band_entered',
+			'brand_health.band_exited',
+		];
 		expect(await t.checkExists()).toBe(true);
 		await bench.control.createOrder({ brandId });
 		await t.waitForRuns(2);
 		// a refused delivery, then an event that carries the count
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		const body = JSON.stringify({ id: 'evt_schema_refused', type: 'order.created', createdAt: new Date().toISOString(), data: { brandId, orderId: 1 } });
+		const body = JSON.stringify({
+			id: 'evt_schema_refused',
+			type: 'order.created',
+			createdAt: new Date().toISOString(),
+			data: { brandId, orderId: 1 },
+		});
 		const timestamp = Math.floor(Date.now() / 1000);
 		const refused = await t.deliver(`${body} `, {
 			'content-type': 'application/json',
 			'webhook-id': 'evt_schema_refused',
 			'webhook-timestamp': String(timestamp),
-			'webhook-signature': signWebhook('evt_schema_refused', timestamp, Buffer.from(body), parseSecret(secret)),
+			'webhook-signature': signWebhook(
+				'evt_schema_refused',
+				timestamp,
+				Buffer.from(body),
+				parseSecret(secret),
+			),
 		});
 		expect(refused.status).toBe(401);
 		await bench.control.createOrder({ brandId });
 		await t.waitForRuns(3);
 		// brand health events, and an order that is gone (currentError)
-		let band = await bench.control.setBand(brandId, { dimension: 'DeliveryPerformance', band: 'Critical' });
-		if (band.events.length === 0) band = await bench.control.setBand(brandId, { dimension: 'DeliveryPerformance', band: 'Excellent' });
+		let band = await bench.control.setBand(brandId, {
+			dimension: 'DeliveryPerformance',
+			band: 'Critical',
+		});
+		if (band.events.length === 0)
+			band = await bench.control.setBand(brandId, {
+				dimension: 'DeliveryPerformance',
+				band: 'Excellent',
+			});
 		await t.waitForRuns(3 + band.events.length);
-		check(file, t.runs.flatMap((run) => run[0].map((i) => i.json)));
+		check(
+			file,
+			t.runs.flatMap((run) => run[0].map((i) => i.json)),
+		);
 	}
 	const fields = seen.get('MarketplaceTrigger/__schema__/v2.0.0.json')!;
-	for (const field of ['caughtUp', 'catchUpWindow', 'notice', 'notice.caughtUpOrders', 'refusedDeliveries', 'current', 'headers', 'data.orderId', 'data.dimension', 'data.band']) {
+	for (const field of [
+		'caughtUp',
+		'catchUpWindow',
+		'notice',
+		'notice.caughtUpOrders',
+		'refusedDeliveries',
+		'current',
+		'headers',
+		'data.orderId',
+		'data.dimension',
+		'data.band',
+	]) {
 		expect({ field, seen: fields.has(field) }).toEqual({ field, seen: true });
 	}
 });
@@ -101,7 +150,9 @@ test('Marketplace Polling Trigger: a new order and a status change validate', as
 	const poller = createPollHarness({
 		node: new MarketplacePollingTrigger(),
 		credentialTypes: [new MarketplaceApi()],
-		credentials: { marketplaceApi: { baseUrl: bench.sandbox.baseUrl, apiKey: bench.sandbox.demoApiKey } },
+		credentials: {
+			marketplaceApi: { baseUrl: bench.sandbox.baseUrl, apiKey: bench.sandbox.demoApiKey },
+		},
 		parameters: { events: ['created', 'statusChanged'] },
 	});
 	await poller.poll();
@@ -109,9 +160,14 @@ test('Marketplace Polling Trigger: a new order and a status change validate', as
 	const created = (await poller.poll())![0];
 	await bench.control.cancelOrder(order.id as number);
 	const changed = (await poller.poll())![0];
-	check(file, [...created, ...changed].map((i) => i.json));
+	check(
+		file,
+		[...created, ...changed].map((i) => i.json),
+	);
 	const schema = readTriggerSchema(file) as { properties: Record<string, JsonSchema> };
-	const changeFields = Object.keys((schema.properties.change as { properties: Record<string, JsonSchema> }).properties).map((f) => `change.${f}`);
+	const changeFields = Object.keys(
+		(schema.properties.change as { properties: Record<string, JsonSchema> }).properties,
+	).map((f) => `change.${f}`);
 	for (const field of [...Object.keys(schema.properties), ...changeFields]) {
 		expect({ field, seen: seen.get(file)!.has(field) }).toEqual({ field, seen: true });
 	}

@@ -11,9 +11,18 @@ import path from 'node:path';
 import type { JsonSchema } from './outputSchemas';
 
 const nodesDir = path.join(__dirname, '..', '..', 'nodes');
-const text = (description: string, extra: JsonSchema = {}): JsonSchema => ({ type: 'string', description, ...extra });
-const timestamp = (description: string): JsonSchema => text(`${description} (date and time, UTC)`, { format: 'date-time' });
-const open = (description: string, properties: Record<string, JsonSchema> = {}, required: string[] = []): JsonSchema => ({
+const text = (description: string, extra: JsonSchema = {}): JsonSchema => ({
+	type: 'string',
+	description,
+	...extra,
+});
+const timestamp = (description: string): JsonSchema =>
+	text(`${description} (date and time, UTC)`, { format: 'date-time' });
+const open = (
+	description: string,
+	properties: Record<string, JsonSchema> = {},
+	required: string[] = [],
+): JsonSchema => ({
 	type: 'object',
 	description,
 	properties,
@@ -22,8 +31,8 @@ const open = (description: string, properties: Record<string, JsonSchema> = {}, 
 });
 
 const ORDER_FIELDS: Record<string, JsonSchema> = {
-	id: { type: 'integer', description: 'The order\'s ID' },
-	status: text('The order\'s status now, e.g. Created or Packed'),
+	id: { type: 'integer', description: "The order's ID" },
+	status: text("The order's status now, e.g. Created or Packed"),
 	createdAt: timestamp('When the order was created'),
 	updatedAt: timestamp('When the order last changed'),
 };
@@ -31,13 +40,27 @@ const ORDER_FIELDS: Record<string, JsonSchema> = {
 const NOTICE = open(
 	'Once, after the service had disabled the endpoint (5 days without a successful delivery): the window in which events may be missing, because the service does not resend them',
 	{
-		missedFrom: { type: ['string', 'null'], description: 'Events created from about here may be missing (date and time, UTC)' },
+		missedFrom: {
+			type: ['string', 'null'],
+			description: 'Events created from about here may be missing (date and time, UTC)',
+		},
 		missedUntil: timestamp('Until here'),
-		disabledSince: { type: ['string', 'null'], description: 'About when the service disabled the endpoint' },
-		disabledReason: { type: ['string', 'null'], description: 'Why: FailingDeliveries, or empty when a user disabled it' },
-		worksAgainAt: text('When the endpoint worked again, by the service\'s clock'),
-		caughtUpOrders: { type: 'integer', description: 'With Catch Up Missed Orders: how many missed orders this run brought' },
-		catchUp: text('With Catch Up Missed Orders, why nothing was caught up here, e.g. another n8n process did it'),
+		disabledSince: {
+			type: ['string', 'null'],
+			description: 'About when the service disabled the endpoint',
+		},
+		disabledReason: {
+			type: ['string', 'null'],
+			description: 'Why: FailingDeliveries, or empty when a user disabled it',
+		},
+		worksAgainAt: text("When the endpoint worked again, by the service's clock"),
+		caughtUpOrders: {
+			type: 'integer',
+			description: 'With Catch Up Missed Orders: how many missed orders this run brought',
+		},
+		catchUp: text(
+			'With Catch Up Missed Orders, why nothing was caught up here, e.g. another n8n process did it',
+		),
 		catchUpError: text('With Catch Up Missed Orders, why the missed orders could not be read'),
 		message: text('What happened and what to do, in words'),
 	},
@@ -49,7 +72,7 @@ export const MARKETPLACE_TRIGGER_SCHEMA: JsonSchema = {
 	...open(
 		'One event from the service: what changed names only IDs (read the order or brand health for its state, or turn on Fetch Current State)',
 		{
-			id: text('The event\'s ID, the same on every delivery of it'),
+			id: text("The event's ID, the same on every delivery of it"),
 			type: text('What happened, e.g. order.created or brand_health.band_entered'),
 			createdAt: timestamp('When it happened (events arrive in any order: sort by this)'),
 			data: open('The IDs of what changed', {
@@ -60,11 +83,19 @@ export const MARKETPLACE_TRIGGER_SCHEMA: JsonSchema = {
 				webhookEndpointId: { type: 'integer', description: 'The endpoint tested (webhook.test)' },
 			}),
 			current: open('With Fetch Current State: the order or brand health as it is now'),
-			currentError: open('With Fetch Current State: why that read failed', { message: text('What went wrong') }, ['message']),
-			headers: open('With Include Headers: the delivery\'s HTTP headers'),
-			caughtUp: { type: 'boolean', const: true, description: 'Only on an order brought by Catch Up Missed Orders: its event never came' },
+			currentError: open(
+				'With Fetch Current State: why that read failed',
+				{ message: text('What went wrong') },
+				['message'],
+			),
+			headers: open("With Include Headers: the delivery's HTTP headers"),
+			caughtUp: {
+				type: 'boolean',
+				const: true,
+				description: 'Only on an order brought by Catch Up Missed Orders: its event never came',
+			},
 			catchUpWindow: open(
-				'Only on an order brought by Catch Up Missed Orders: the orders created in this window (the service\'s clock) were read',
+				"Only on an order brought by Catch Up Missed Orders: the orders created in this window (the service's clock) were read",
 				{ from: timestamp('From here'), to: timestamp('Until here') },
 				['from', 'to'],
 			),
@@ -75,12 +106,16 @@ export const MARKETPLACE_TRIGGER_SCHEMA: JsonSchema = {
 					count: { type: 'integer', description: 'How many were refused' },
 					since: timestamp('The first of them'),
 					lastAt: timestamp('The last of them'),
-					lastReason: text('Why the last was refused, e.g. signature-mismatch or timestamp-too-old'),
+					lastReason: text(
+						'Why the last was refused, e.g. signature-mismatch or timestamp-too-old',
+					),
 					lastMessage: text('What was seen and what to check'),
 				},
 				['count', 'since', 'lastAt', 'lastReason', 'lastMessage'],
 			),
-			storageWarning: text('Only where this n8n process could not save the IDs of accepted events: what failed and what to change'),
+			storageWarning: text(
+				'Only where this n8n process could not save the IDs of accepted events: what failed and what to change',
+			),
 		},
 		['id', 'type', 'createdAt', 'data'],
 	),
@@ -89,14 +124,16 @@ export const MARKETPLACE_TRIGGER_SCHEMA: JsonSchema = {
 export const POLLING_TRIGGER_SCHEMA: JsonSchema = {
 	$schema: 'http://json-schema.org/draft-07/schema#',
 	...open(
-		'An order that is new, or whose status changed, since the last check (the order\'s own fields and how it changed)',
+		"An order that is new, or whose status changed, since the last check (the order's own fields and how it changed)",
 		{
 			...ORDER_FIELDS,
-			brandId: { type: 'integer', description: 'The order\'s brand' },
+			brandId: { type: 'integer', description: "The order's brand" },
 			change: open(
 				'What the check saw',
 				{
-					kind: text('created: a new order; statusChanged: its status changed', { enum: ['created', 'statusChanged'] }),
+					kind: text('created: a new order; statusChanged: its status changed', {
+						enum: ['created', 'statusChanged'],
+					}),
 					status: text('Its status now'),
 					previousStatus: text('Its status at the previous check (status changes)'),
 					detectedAt: timestamp('When the check saw it'),
@@ -116,8 +153,10 @@ export const TRIGGER_SCHEMA_FILES: Record<string, JsonSchema> = {
 
 export const triggerSchemaPath = (file: string) => path.join(nodesDir, file);
 
-export const readTriggerSchema = (file: string): JsonSchema => JSON.parse(readFileSync(triggerSchemaPath(file), 'utf8')) as JsonSchema;
+export const readTriggerSchema = (file: string): JsonSchema =>
+	JSON.parse(readFileSync(triggerSchemaPath(file), 'utf8')) as JsonSchema;
 
 export function writeTriggerSchemas(serialize: (schema: JsonSchema) => string): void {
-	for (const [file, schema] of Object.entries(TRIGGER_SCHEMA_FILES)) writeFileSync(triggerSchemaPath(file), serialize(schema));
+	for (const [file, schema] of Object.entries(TRIGGER_SCHEMA_FILES))
+		writeFileSync(triggerSchemaPath(file), serialize(schema));
 }

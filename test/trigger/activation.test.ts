@@ -23,7 +23,9 @@ beforeAll(async () => {
 		if (req.url?.startsWith('/hang/')) return; // never answers
 		const code = match ? Number(match[1]) : 404;
 		if (code >= 300 && code < 400) res.setHeader('location', 'https://example.com/');
-		res.writeHead(code, { 'content-type': 'text/plain' }).end(`answered ${code} for something else`);
+		res
+			.writeHead(code, { 'content-type': 'text/plain' })
+			.end(`answered ${code} for something else`);
 	});
 	await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
 	otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
@@ -46,13 +48,24 @@ test('reached: the test delivery made inside create() is answered 401 by the tri
 	const [endpoint] = await bench.endpointsOf(userId);
 	const tests = (await bench.control.deliveries(endpoint.id)).filter((d) => d.kind === 'test');
 	expect(tests).toHaveLength(1);
-	expect(tests[0]).toMatchObject({ eventType: 'webhook.test', attempts: 1, responseStatusCode: 401 });
-	expect(t.responses.map((r) => [r.status, (r.body as { reason?: string }).reason])).toEqual([[401, 'no-secret']]);
+	expect(tests[0]).toMatchObject({
+		eventType: 'webhook.test',
+		attempts: 1,
+		responseStatusCode: 401,
+	});
+	expect(t.responses.map((r) => [r.status, (r.body as { reason?: string }).reason])).toEqual([
+		[401, 'no-secret'],
+	]);
 	expect(t.runs).toHaveLength(0);
 	// the route's refusal is the activation's own test: the predicate the refusal counter uses says so
 	expect(isActivationProbe(t.requests[0].rawBody, 'no-secret')).toBe(true);
 	expect(isActivationProbe(t.requests[0].rawBody, 'signature-mismatch')).toBe(false);
-	expect(isActivationProbe(Buffer.from(JSON.stringify({ id: 'e', type: 'order.created', createdAt: 'x', data: {} })), 'no-secret')).toBe(false);
+	expect(
+		isActivationProbe(
+			Buffer.from(JSON.stringify({ id: 'e', type: 'order.created', createdAt: 'x', data: {} })),
+			'no-secret',
+		),
+	).toBe(false);
 	expect(recordOf(t, t.webhookUrl)).toMatchObject({ endpointId: endpoint.id });
 	// and it is not reported as a refused delivery on the next event's item
 	await bench.control.createOrder({ brandId });
@@ -66,7 +79,9 @@ test('reached on checkExists: an endpoint found at the URL whose secret n8n hold
 	await t.activate();
 	expect(await t.checkExists()).toBe(true);
 	const [endpoint] = await bench.endpointsOf(userId);
-	const codes = (await bench.control.deliveries(endpoint.id)).filter((d) => d.kind === 'test').map((d) => d.responseStatusCode);
+	const codes = (await bench.control.deliveries(endpoint.id))
+		.filter((d) => d.kind === 'test')
+		.map((d) => d.responseStatusCode);
 	expect(codes.sort()).toEqual([200, 401]);
 	expect(t.runs).toHaveLength(0);
 });
@@ -91,7 +106,9 @@ async function failedActivation(b: TriggerBench, webhookBaseUrl: string) {
 
 test('connection refused: activation fails with "no HTTP answer" and the URL', async () => {
 	const { message, error } = await failedActivation(bench, 'http://127.0.0.1:1/webhook');
-	expect(message).toMatch(/^The Marketplace service could not reach this trigger at http:\/\/127\.0\.0\.1:1\/webhook\/.*: its test delivery got no HTTP answer/);
+	expect(message).toMatch(
+		/^The Marketplace service could not reach this trigger at http:\/\/127\.0\.0\.1:1\/webhook\/.*: its test delivery got no HTTP answer/,
+	);
 	expect(error.description).toMatch(/1 attempt\(s\), HTTP status none/);
 });
 
@@ -106,10 +123,13 @@ test.each([
 	[503, /HTTP 503: a proxy or tunnel answered but could not reach n8n/],
 	[302, /redirect \(HTTP 302\), which the service does not follow/],
 	[403, /HTTP 403, which is not this trigger's answer/],
-])('something else answers %i: activation fails with what the service saw', async (code, expected) => {
-	const { message } = await failedActivation(bench, `${otherUrl}/s${code}/webhook`);
-	expect(message).toMatch(expected);
-});
+])(
+	'something else answers %i: activation fails with what the service saw',
+	async (code, expected) => {
+		const { message } = await failedActivation(bench, `${otherUrl}/s${code}/webhook`);
+		expect(message).toMatch(expected);
+	},
+);
 
 test('the Test call itself fails (service 500, twice): a transient error n8n retries, naming the URL', async () => {
 	const { userId, apiKey } = await bench.user();
@@ -119,7 +139,9 @@ test('the Test call itself fails (service 500, twice): a transient error n8n ret
 		() => undefined,
 		(e: Error) => e,
 	);
-	expect(error?.message).toMatch(/^Could not check that the Marketplace service reaches this trigger at .*Webhook Endpoint > Test failed .*n8n tries the activation again/);
+	expect(error?.message).toMatch(
+		/^Could not check that the Marketplace service reaches this trigger at .*Webhook Endpoint > Test failed .*n8n tries the activation again/,
+	);
 	expect(error?.message).toContain(t.webhookUrl);
 	// n8n's retry: the service answers now, and the activation succeeds
 	await t.activate();
@@ -127,7 +149,17 @@ test('the Test call itself fails (service 500, twice): a transient error n8n ret
 });
 
 test('delivery records the sandbox cannot produce (no attempt: a private address; not yet attempted) read as not reached', () => {
-	expect(judgeDelivery({ status: 'Failed', attempts: 0, httpStatus: null })).toMatchObject({ reached: false, final: true, saw: expect.stringMatching(/private or reserved IP/) });
-	expect(judgeDelivery({ status: 'pending', attempts: 0, httpStatus: null })).toMatchObject({ reached: false, final: false });
-	expect(judgeDelivery({ status: 'Delivered', attempts: 1, httpStatus: 204 })).toEqual({ reached: true, httpStatus: 204 });
+	expect(judgeDelivery({ status: 'Failed', attempts: 0, httpStatus: null })).toMatchObject({
+		reached: false,
+		final: true,
+		saw: expect.stringMatching(/private or reserved IP/),
+	});
+	expect(judgeDelivery({ status: 'pending', attempts: 0, httpStatus: null })).toMatchObject({
+		reached: false,
+		final: false,
+	});
+	expect(judgeDelivery({ status: 'Delivered', attempts: 1, httpStatus: 204 })).toEqual({
+		reached: true,
+		httpStatus: 204,
+	});
 });

@@ -8,7 +8,13 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
-import { deliverWithSecret, TriggerBench, outageOf, settledRuns, type TriggerHarness } from './helpers';
+import {
+	deliverWithSecret,
+	TriggerBench,
+	outageOf,
+	settledRuns,
+	type TriggerHarness,
+} from './helpers';
 
 const bench = new TriggerBench();
 beforeAll(async () => await bench.start());
@@ -20,7 +26,6 @@ const outage = async () => await outageOf(bench, { options: { catchUpMissedOrder
 
 const itemsOf = (t: TriggerHarness, run: number) => t.runs[run][0].map((i) => i.json);
 
-
 test('re-enabled by activation: the first event brings the missed orders, each once, shaped like order.created items and marked; never again', async () => {
 	const { t, brandId, before, missed } = await outage();
 	expect(await t.checkExists()).toBe(true);
@@ -29,7 +34,12 @@ test('re-enabled by activation: the first event brings the missed orders, each o
 	const items = itemsOf(t, 1);
 	expect(items.map((i) => (i.data as IDataObject).orderId)).toEqual([...missed, live.order.id]);
 	for (const [i, orderId] of missed.entries()) {
-		expect(items[i]).toMatchObject({ id: `caught_up_order.created_${orderId}`, type: 'order.created', data: { brandId, orderId }, caughtUp: true });
+		expect(items[i]).toMatchObject({
+			id: `caught_up_order.created_${orderId}`,
+			type: 'order.created',
+			data: { brandId, orderId },
+			caughtUp: true,
+		});
 		expect(typeof items[i].createdAt).toBe('string');
 	}
 	expect(items.at(-1)).toMatchObject({ id: live.event.id, type: 'order.created' });
@@ -49,7 +59,7 @@ test('re-enabled by activation: the first event brings the missed orders, each o
 	expect(itemsOf(t, 2)[0].notice).toBeUndefined();
 });
 
-test('turned off and on over the Disabled endpoint: the new endpoint\'s first event brings the missed orders', async () => {
+test("turned off and on over the Disabled endpoint: the new endpoint's first event brings the missed orders", async () => {
 	const { t, userId, brandId, endpoint, missed } = await outage();
 	await t.delete('update');
 	await t.activate();
@@ -69,7 +79,10 @@ test('two events at once after the re-enable: one run brings the missed orders (
 	await Promise.all([1, 2].map(async () => await bench.control.createOrder({ brandId })));
 	await t.waitForRuns(3);
 	expect(await settledRuns(t)).toBe(3);
-	const caught = t.runs.slice(1).flatMap((run) => run[0].map((i) => i.json)).filter((i) => i.caughtUp === true);
+	const caught = t.runs
+		.slice(1)
+		.flatMap((run) => run[0].map((i) => i.json))
+		.filter((i) => i.caughtUp === true);
 	expect(caught.map((i) => (i.data as IDataObject).orderId)).toEqual(missed);
 });
 
@@ -81,8 +94,16 @@ test('a late real order.created event of a caught-up order starts nothing; with 
 	await t.waitForRuns(2);
 	const first = itemsOf(t, 1)[0];
 	expect(first.current).toMatchObject({ id: missed[0], brandId });
-	const late = { id: 'evt_late_real_event', type: 'order.created', createdAt: new Date().toISOString(), data: { brandId, orderId: missed[0] } };
-	expect((await deliverWithSecret(t, late)).body).toMatchObject({ ignored: 'order-caught-up', orderId: missed[0] });
+	const late = {
+		id: 'evt_late_real_event',
+		type: 'order.created',
+		createdAt: new Date().toISOString(),
+		data: { brandId, orderId: missed[0] },
+	};
+	expect((await deliverWithSecret(t, late)).body).toMatchObject({
+		ignored: 'order-caught-up',
+		orderId: missed[0],
+	});
 	expect(await settledRuns(t)).toBe(2);
 });
 

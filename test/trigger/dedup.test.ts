@@ -21,11 +21,19 @@ const HOUR = 60 * MIN;
 const T0 = Date.UTC(2026, 0, 1);
 const key = (n: number) => dedupKey(`evt_${n}`);
 
-test('the retry schedule is the service\'s: 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 24 h', () => {
-	expect(RETRY_GAPS_MS).toEqual([1 * MIN, 5 * MIN, 30 * MIN, 2 * HOUR, 5 * HOUR, 10 * HOUR, 24 * HOUR]);
+test("the retry schedule is the service's: 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 24 h", () => {
+	expect(RETRY_GAPS_MS).toEqual([
+		1 * MIN,
+		5 * MIN,
+		30 * MIN,
+		2 * HOUR,
+		5 * HOUR,
+		10 * HOUR,
+		24 * HOUR,
+	]);
 });
 
-test('retentionFor: the gap after the latest attempt the event\'s age allows, plus slack', () => {
+test("retentionFor: the gap after the latest attempt the event's age allows, plus slack", () => {
 	// attempt start times: 0, 1 min, 6 min, 36 min, 2 h 36, 7 h 36, 17 h 36, 41 h 36; the receiver's
 	// clock may be up to 5 minutes behind, so a fresh event may already be at its second attempt
 	expect(retentionFor(0)).toBe(5 * MIN + RETENTION_SLACK_MS);
@@ -39,8 +47,11 @@ test('retentionFor: the gap after the latest attempt the event\'s age allows, pl
 	expect(retentionFor(NaN)).toBe(24 * HOUR + RETENTION_SLACK_MS);
 });
 
-test('property: an id is still remembered when the service\'s next attempt arrives (clock off by up to 5 min)', () => {
-	const starts = RETRY_GAPS_MS.reduce<number[]>((acc, gap) => [...acc, acc[acc.length - 1] + gap], [0]);
+test("property: an id is still remembered when the service's next attempt arrives (clock off by up to 5 min)", () => {
+	const starts = RETRY_GAPS_MS.reduce<number[]>(
+		(acc, gap) => [...acc, acc[acc.length - 1] + gap],
+		[0],
+	);
 	fc.assert(
 		fc.property(
 			fc.integer({ min: 0, max: 6 }),
@@ -102,11 +113,24 @@ test('compact JSON form: 12 characters per id, grouped by expiry minute; round t
 });
 
 test('malformed state gives an empty store; malformed buckets are skipped', () => {
-	for (const bad of [undefined, null, 7, 'x', [], { ids: ['a'] }, { e: 5 }, { e: { zz: 'short' } }, { e: { '1': 'a b c d e f g h' } }]) {
+	for (const bad of [
+		undefined,
+		null,
+		7,
+		'x',
+		[],
+		{ ids: ['a'] },
+		{ e: 5 },
+		{ e: { zz: 'short' } },
+		{ e: { '1': 'a b c d e f g h' } },
+	]) {
 		expect(DedupStore.fromState(bad).size).toBe(0);
 	}
 	const good = key(1);
-	const partly = DedupStore.fromState({ v: 2, e: { notanumber: good, [Math.ceil((T0 + HOUR) / MIN).toString(36)]: good, x1: 12 } });
+	const partly = DedupStore.fromState({
+		v: 2,
+		e: { notanumber: good, [Math.ceil((T0 + HOUR) / MIN).toString(36)]: good, x1: 12 },
+	});
 	expect(partly.size).toBe(1);
 	expect(partly.has(good, T0)).toBe(true);
 });
@@ -132,30 +156,38 @@ test('invalid options are refused', () => {
 });
 
 test('property: a store behaves like a model (bounded, expiries kept, earliest expiry dropped first)', () => {
-	const op = fc.record({ id: fc.integer({ min: 0, max: 6 }), keepMin: fc.integer({ min: 1, max: 120 }), dtMin: fc.integer({ min: 0, max: 30 }) });
+	const op = fc.record({
+		id: fc.integer({ min: 0, max: 6 }),
+		keepMin: fc.integer({ min: 1, max: 120 }),
+		dtMin: fc.integer({ min: 0, max: 30 }),
+	});
 	fc.assert(
-		fc.property(fc.array(op, { maxLength: 60 }), fc.integer({ min: 1, max: 5 }), (ops, maxEntries) => {
-			const store = new DedupStore(maxEntries);
-			const model = new Map<string, number>();
-			let now = T0;
-			for (const { id, keepMin, dtMin } of ops) {
-				now += dtMin * MIN;
-				store.prune(now);
-				for (const [k, until] of model) if (until <= now) model.delete(k);
-				const until = now + keepMin * MIN;
-				model.set(key(id), Math.max(model.get(key(id)) ?? 0, until));
-				store.remember(key(id), until);
-				while (model.size > maxEntries) {
-					const first = Math.min(...model.values());
-					// several ids may share the earliest expiry minute: the store drops one of them
-					const victims = [...model].filter(([, t]) => t === first).map(([k]) => k);
-					const dropped = victims.find((k) => !store.has(k, now)) ?? victims[0];
-					model.delete(dropped);
+		fc.property(
+			fc.array(op, { maxLength: 60 }),
+			fc.integer({ min: 1, max: 5 }),
+			(ops, maxEntries) => {
+				const store = new DedupStore(maxEntries);
+				const model = new Map<string, number>();
+				let now = T0;
+				for (const { id, keepMin, dtMin } of ops) {
+					now += dtMin * MIN;
+					store.prune(now);
+					for (const [k, until] of model) if (until <= now) model.delete(k);
+					const until = now + keepMin * MIN;
+					model.set(key(id), Math.max(model.get(key(id)) ?? 0, until));
+					store.remember(key(id), until);
+					while (model.size > maxEntries) {
+						const first = Math.min(...model.values());
+						// several ids may share the earliest expiry minute: the store drops one of them
+						const victims = [...model].filter(([, t]) => t === first).map(([k]) => k);
+						const dropped = victims.find((k) => !store.has(k, now)) ?? victims[0];
+						model.delete(dropped);
+					}
+					expect(store.size).toBe(model.size);
+					for (const [k] of model) expect(store.has(k, now)).toBe(true);
+					expect(store.has(key(id), now) || model.size === maxEntries).toBe(true);
 				}
-				expect(store.size).toBe(model.size);
-				for (const [k] of model) expect(store.has(k, now)).toBe(true);
-				expect(store.has(key(id), now) || model.size === maxEntries).toBe(true);
-			}
-		}),
+			},
+		),
 	);
 });

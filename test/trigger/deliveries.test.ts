@@ -9,11 +9,25 @@ import type { IDataObject } from 'n8n-workflow';
 import { DedupStore } from '../../nodes/MarketplaceTrigger/dedup';
 import { dedupKey } from '../../nodes/MarketplaceTrigger/events';
 import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
-import { pendingCount, setSettleSchedule, settleSchedule, SYNC_EVENT_TYPE } from '../../nodes/MarketplaceTrigger/settle';
+import {
+	pendingCount,
+	setSettleSchedule,
+	settleSchedule,
+	SYNC_EVENT_TYPE,
+} from '../../nodes/MarketplaceTrigger/settle';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { transportClock } from '../../nodes/shared/transport/clock';
 import { useSteppedClock } from '../action/clock';
-import { forgetActivationTraffic, HARNESS_SETTLE, idsStored, TriggerBench, eventually, recordOf, settledRuns, type TriggerHarness } from './helpers';
+import {
+	forgetActivationTraffic,
+	HARNESS_SETTLE,
+	idsStored,
+	TriggerBench,
+	eventually,
+	recordOf,
+	settledRuns,
+	type TriggerHarness,
+} from './helpers';
 
 const bench = new TriggerBench();
 beforeAll(async () => await bench.start());
@@ -33,7 +47,12 @@ async function activeTrigger(parameters: IDataObject = {}) {
 }
 
 /** A delivery signed by hand with the given secrets (for what the sandbox cannot produce). */
-async function deliverSigned(t: TriggerHarness, secrets: string[], event: IDataObject, timestamp = Math.floor(transportClock().now() / 1000)) {
+async function deliverSigned(
+	t: TriggerHarness,
+	secrets: string[],
+	event: IDataObject,
+	timestamp = Math.floor(transportClock().now() / 1000),
+) {
 	const body = JSON.stringify(event);
 	const signature = secrets
 		.map((s) => signWebhook(String(event.id), timestamp, Buffer.from(body), parseSecret(s)))
@@ -54,7 +73,9 @@ const orderEvent = (id: string, orderId = 1) => ({
 });
 
 test('each event starts exactly one run with id, type, createdAt and data; a redelivery (same webhook-id) gets 2xx and no run', async () => {
-	const { t, brandId, endpoint } = await activeTrigger({ eventTypes: ['order.created', 'order.cancelled'] });
+	const { t, brandId, endpoint } = await activeTrigger({
+		eventTypes: ['order.created', 'order.cancelled'],
+	});
 	const created = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);
 	const cancelled = await bench.control.cancelOrder(created.order.id as number);
@@ -98,7 +119,9 @@ test('tampered body, signature or id and stale or future timestamps get 401 and 
 	]);
 	expect(await settledRuns(t)).toBe(0);
 	// control: the same send untampered, within the tolerance, starts a run
-	expect((await bench.control.send(endpoint.id, { timestampOffsetSeconds: -290 })).statusCode).toBe(200);
+	expect((await bench.control.send(endpoint.id, { timestampOffsetSeconds: -290 })).statusCode).toBe(
+		200,
+	);
 	await t.waitForRuns(1);
 	// a trigger holding no secret (static data lost, not re-activated) accepts nothing
 	t.staticData = {};
@@ -110,7 +133,8 @@ test('the raw body bytes are verified, not a re-serialised body', async () => {
 	const { t } = await activeTrigger();
 	const secret = String(recordOf(t, t.webhookUrl)!.secret);
 	// same JSON value, unusual spacing and key order: a re-serialising receiver would fail it
-	const body = '{ "type":"order.created",  "id":"evt_raw_1", "createdAt":"2026-01-01T00:00:00.000Z", "data":{"orderId":5,"brandId":1} }';
+	const body =
+		'{ "type":"order.created",  "id":"evt_raw_1", "createdAt":"2026-01-01T00:00:00.000Z", "data":{"orderId":5,"brandId":1} }';
 	const ts = Math.floor(transportClock().now() / 1000);
 	const res = await t.deliver(body, {
 		'content-type': 'application/json',
@@ -125,11 +149,21 @@ test('the raw body bytes are verified, not a re-serialised body', async () => {
 
 test('event types not chosen and types unknown to us get 2xx and start nothing', async () => {
 	const { t, endpoint } = await activeTrigger({ eventTypes: ['order.created'] });
-	const cancelled = await bench.control.emitEvent({ type: 'order.cancelled', data: { brandId: 1, orderId: 1 }, endpointIds: [endpoint.id] });
-	const unknown = await bench.control.emitEvent({ type: 'order.shipped', data: { brandId: 1, orderId: 1 }, endpointIds: [endpoint.id] });
+	const cancelled = await bench.control.emitEvent({
+		type: 'order.cancelled',
+		data: { brandId: 1, orderId: 1 },
+		endpointIds: [endpoint.id],
+	});
+	const unknown = await bench.control.emitEvent({
+		type: 'order.shipped',
+		data: { brandId: 1, orderId: 1 },
+		endpointIds: [endpoint.id],
+	});
 	await eventually(async () => {
 		const ds = await bench.control.deliveries(endpoint.id);
-		return [cancelled.deliveryIds[0], unknown.deliveryIds[0]].every((id) => ds.find((d) => d.id === id)?.status === 'Delivered');
+		return [cancelled.deliveryIds[0], unknown.deliveryIds[0]].every(
+			(id) => ds.find((d) => d.id === id)?.status === 'Delivered',
+		);
 	});
 	expect(t.responses.map((r) => [r.status, (r.body as IDataObject).ignored])).toEqual([
 		[200, 'event-type-not-subscribed'],
@@ -154,14 +188,19 @@ test('webhook.test: verified and answered 2xx; starts a run only with "Emit Test
 	t.node.parameters.options = { emitTestEvents: true };
 	expect(await test()).toMatchObject({ responseStatusCode: 200 });
 	await t.waitForRuns(1);
-	expect(t.runs[0][0][0].json).toMatchObject({ type: 'webhook.test', data: { webhookEndpointId: endpoint.id } });
+	expect(t.runs[0][0][0].json).toMatchObject({
+		type: 'webhook.test',
+		data: { webhookEndpointId: endpoint.id },
+	});
 });
 
 test('accepted ids survive a restart (static data); concurrent copies of one event start one run', async () => {
 	const { t, brandId, endpoint } = await activeTrigger({ options: { fetchCurrentState: true } });
 	const created = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);
-	const delivery = (await bench.control.deliveries(endpoint.id)).find((d) => d.eventId === created.event.id)!;
+	const delivery = (await bench.control.deliveries(endpoint.id)).find(
+		(d) => d.eventId === created.event.id,
+	)!;
 
 	// "restart": process memory gone, static data kept -> still a duplicate
 	await idsStored();
@@ -181,7 +220,11 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	const secret = String(recordOf(t, t.webhookUrl)!.secret);
 	await bench.control.injectFault({ route: 'getOrder', mode: 'hang', hangMs: 400, count: 1 });
 	const event = orderEvent('evt_concurrent_1', created.order.id as number);
-	const answers = await Promise.all([deliverSigned(t, [secret], event), deliverSigned(t, [secret], event), deliverSigned(t, [secret], event)]);
+	const answers = await Promise.all([
+		deliverSigned(t, [secret], event),
+		deliverSigned(t, [secret], event),
+		deliverSigned(t, [secret], event),
+	]);
 	expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
 	expect(await settledRuns(t)).toBe(3);
 	expect(answers.filter((a) => (a.body as IDataObject).ignored === 'duplicate')).toHaveLength(2);
@@ -209,27 +252,43 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		wake.splice(0).forEach((resolve) => resolve());
 		setSettleSchedule(HARNESS_SETTLE);
 	});
-	const storedIn = (t: TriggerHarness) => DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
+	const storedIn = (t: TriggerHarness) =>
+		DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
 
 	test("a burst is answered by n8n's path with the trigger's JSON, stored by one sync, and survives a restart", async () => {
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		const before = t.requests.length;
 		const burst = ['evt_b1', 'evt_b2', 'evt_b3', 'evt_b4', 'evt_b5'];
-		const answers = await Promise.all(burst.map(async (id) => await deliverSigned(t, [secret], orderEvent(id))));
-		expect(answers.map((a) => [a.status, a.body])).toEqual(burst.map((id) => [200, { received: true, id }]));
+		const answers = await Promise.all(
+			burst.map(async (id) => await deliverSigned(t, [secret], orderEvent(id))),
+		);
+		expect(answers.map((a) => [a.status, a.body])).toEqual(
+			burst.map((id) => [200, { received: true, id }]),
+		);
 		await t.waitForRuns(5);
 		// n8n saves nothing an accepted delivery changed (it answers after registering the execution)
 		expect(burst.filter((id) => storedIn(t).has(dedupKey(id), Date.now()))).toEqual([]);
 		await tick();
 		await eventually(() => burst.every((id) => storedIn(t).has(dedupKey(id), Date.now())));
-		const syncs = t.requests.slice(before).filter((r) => String(r.headers['webhook-id']).startsWith('sync_'));
+		const syncs = t.requests
+			.slice(before)
+			.filter((r) => String(r.headers['webhook-id']).startsWith('sync_'));
 		expect(syncs).toHaveLength(1);
-		expect(t.responses.at(-1)!.body).toEqual({ received: true, sync: true, missing: expect.stringMatching(/^[A-Za-z0-9_-]{60}$/), missingOrders: expect.any(String) });
+		expect(t.responses.at(-1)!.body).toEqual({
+			received: true,
+			sync: true,
+			missing: expect.stringMatching(/^[A-Za-z0-9_-]{60}$/),
+			missingOrders: expect.any(String),
+		});
 		// "restart": process memory gone; redeliveries of all five start nothing
 		forgetProcessMemory();
 		for (const id of burst) {
-			expect((await deliverSigned(t, [secret], orderEvent(id))).body).toEqual({ received: true, ignored: 'duplicate', id });
+			expect((await deliverSigned(t, [secret], orderEvent(id))).body).toEqual({
+				received: true,
+				ignored: 'duplicate',
+				id,
+			});
 		}
 		expect(await settledRuns(t)).toBe(5);
 	});
@@ -242,19 +301,27 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		const before = structuredClone(t.staticData);
 		await tick();
 		await eventually(() => storedIn(t).has(dedupKey('evt_overwritten'), Date.now()));
-		expect(t.responses.at(-1)!.body).toMatchObject({ sync: true, missing: dedupKey('evt_overwritten') });
+		expect(t.responses.at(-1)!.body).toMatchObject({
+			sync: true,
+			missing: dedupKey('evt_overwritten'),
+		});
 		// another processor, which loaded the static data before that save, saves its own copy after it
 		t.staticData = before;
 		await tick();
 		await eventually(() => storedIn(t).has(dedupKey('evt_overwritten'), Date.now()));
-		expect(t.responses.at(-1)!.body).toMatchObject({ sync: true, missing: dedupKey('evt_overwritten') });
+		expect(t.responses.at(-1)!.body).toMatchObject({
+			sync: true,
+			missing: dedupKey('evt_overwritten'),
+		});
 		expect(pendingCount(t.webhookUrl)).toBe(1);
 		// the next sync finds it stored and settles it
 		await tick();
 		await eventually(() => pendingCount(t.webhookUrl) === 0);
 		expect(t.responses.at(-1)!.body).toMatchObject({ received: true, sync: true, missing: '' });
 		forgetProcessMemory();
-		expect((await deliverSigned(t, [secret], orderEvent('evt_overwritten'))).body).toMatchObject({ ignored: 'duplicate' });
+		expect((await deliverSigned(t, [secret], orderEvent('evt_overwritten'))).body).toMatchObject({
+			ignored: 'duplicate',
+		});
 		expect(await settledRuns(t)).toBe(1);
 	});
 
@@ -271,7 +338,7 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		expect(pendingCount(t.webhookUrl)).toBe(1);
 	});
 
-	test('a new id does not wait for the older ids\' settling check: the loop wakes and stores it within firstMs', async () => {
+	test("a new id does not wait for the older ids' settling check: the loop wakes and stores it within firstMs", async () => {
 		setSettleSchedule({ firstMs: 250, confirmAfterMs: 60_000 });
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
@@ -298,7 +365,9 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		const { t } = await activeTrigger();
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		const before = t.requests.length;
-		const syncs = () => t.requests.slice(before).filter((r) => String(r.headers['webhook-id']).startsWith('sync_')).length;
+		const syncs = () =>
+			t.requests.slice(before).filter((r) => String(r.headers['webhook-id']).startsWith('sync_'))
+				.length;
 		expect((await deliverSigned(t, [secret], orderEvent('evt_burst_a'))).status).toBe(200);
 		await eventually(() => waits.length === 1);
 		expect(waits[0]).toBe(250);
@@ -315,7 +384,11 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		now += 250;
 		await tick();
 		// 1 s after the first id: no more waiting, though evt_burst_e came during the wait; one sync for all
-		await eventually(() => ['a', 'b', 'c', 'd', 'e'].every((x) => storedIn(t).has(dedupKey(`evt_burst_${x}`), Date.now())));
+		await eventually(() =>
+			['a', 'b', 'c', 'd', 'e'].every((x) =>
+				storedIn(t).has(dedupKey(`evt_burst_${x}`), Date.now()),
+			),
+		);
 		expect(syncs()).toBe(1);
 		// then the wait to settle them; an id after that waits firstMs only
 		await eventually(() => waits.length === 5);
@@ -365,7 +438,12 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 	test('a sync message needs the signature like any delivery', async () => {
 		const { t } = await activeTrigger();
 		const stranger = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
-		const sync = { id: 'sync_forged', type: SYNC_EVENT_TYPE, createdAt: new Date().toISOString(), data: { ids: { v: 2, e: {} } } };
+		const sync = {
+			id: 'sync_forged',
+			type: SYNC_EVENT_TYPE,
+			createdAt: new Date().toISOString(),
+			data: { ids: { v: 2, e: {} } },
+		};
 		expect((await deliverSigned(t, [stranger], sync)).status).toBe(401);
 	});
 });
@@ -374,10 +452,14 @@ test('a redelivered duplicate is remembered from its own arrival on (the service
 	const { t } = await activeTrigger();
 	const secret = String(recordOf(t, t.webhookUrl)!.secret);
 	// an event created 40 minutes ago: this is at least its fourth attempt, next gap 2 h
-	const event = { ...orderEvent('evt_late'), createdAt: new Date(Date.now() - 40 * 60_000).toISOString() };
+	const event = {
+		...orderEvent('evt_late'),
+		createdAt: new Date(Date.now() - 40 * 60_000).toISOString(),
+	};
 	expect((await deliverSigned(t, [secret], event)).status).toBe(200);
 	await idsStored();
-	const stored = () => DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
+	const stored = () =>
+		DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
 	expect(stored().has(dedupKey('evt_late'), Date.now() + 2 * 3_600_000)).toBe(true);
 	expect(stored().has(dedupKey('evt_late'), Date.now() + 2 * 3_600_000 + 11 * 60_000)).toBe(false);
 	await t.waitForRuns(1);
@@ -404,7 +486,9 @@ test('rotation overlap: after a rotation it made, the trigger accepts the previo
 
 	// each secret alone is accepted during the overlap
 	expect((await deliverSigned(t, [oldSecret], orderEvent('evt_old_only'))).status).toBe(200);
-	expect((await deliverSigned(t, [String(record.secret)], orderEvent('evt_new_only'))).status).toBe(200);
+	expect((await deliverSigned(t, [String(record.secret)], orderEvent('evt_new_only'))).status).toBe(
+		200,
+	);
 	await t.waitForRuns(3);
 
 	// after the overlap the previous secret is refused, the new one still works
@@ -413,7 +497,9 @@ test('rotation overlap: after a rotation it made, the trigger accepts the previo
 		endpoints: { [t.webhookUrl]: { ...record, previousSecretUntil: Date.now() - 1 } },
 	};
 	expect((await deliverSigned(t, [oldSecret], orderEvent('evt_old_late'))).status).toBe(401);
-	expect((await deliverSigned(t, [String(record.secret)], orderEvent('evt_new_late'))).status).toBe(200);
+	expect((await deliverSigned(t, [String(record.secret)], orderEvent('evt_new_late'))).status).toBe(
+		200,
+	);
 	await bench.control.advanceClock(24 * 3600 + 60);
 	await bench.control.createOrder({ brandId });
 	await t.waitForRuns(5);
@@ -431,7 +517,8 @@ describe('a secret rotated outside the trigger (Webhook Endpoint > Rotate Secret
 			})
 		).json()) as IDataObject;
 	const rotations = async (apiKey: string, since: number) =>
-		(await bench.requestsOf(apiKey, since)).filter((r) => r.route === 'rotateWebhookEndpointSecret').length;
+		(await bench.requestsOf(apiKey, since)).filter((r) => r.route === 'rotateWebhookEndpointSecret')
+			.length;
 
 	test('within the 24-hour overlap: the first authentic delivery shows it, the trigger rotates again and holds the current secret', async () => {
 		const { t, brandId, endpoint, apiKey, userId } = await activeTrigger();
@@ -456,8 +543,14 @@ describe('a secret rotated outside the trigger (Webhook Endpoint > Rotate Secret
 		await clock().advance((24 * 3600 + 60) * 1000);
 		const since = await bench.lastSeq();
 		const { event } = await bench.control.createOrder({ brandId });
-		await eventually(async () => (await bench.control.deliveries(endpoint.id)).find((d) => d.eventId === event.id && d.attempts >= 1));
-		const first = (await bench.control.deliveries(endpoint.id)).find((d) => d.eventId === event.id)!;
+		await eventually(async () =>
+			(await bench.control.deliveries(endpoint.id)).find(
+				(d) => d.eventId === event.id && d.attempts >= 1,
+			),
+		);
+		const first = (await bench.control.deliveries(endpoint.id)).find(
+			(d) => d.eventId === event.id,
+		)!;
 		expect(first.responseStatusCode).toBe(401);
 		expect(await settledRuns(t)).toBe(0);
 		expect(await rotations(apiKey, since)).toBe(1);
@@ -469,7 +562,9 @@ describe('a secret rotated outside the trigger (Webhook Endpoint > Rotate Secret
 		await clock().advance(60_000);
 		await t.waitForRuns(1);
 		expect(t.runs[0][0][0].json.id).toBe(event.id);
-		const delivered = (await bench.control.deliveries(endpoint.id)).find((d) => d.eventId === event.id)!;
+		const delivered = (await bench.control.deliveries(endpoint.id)).find(
+			(d) => d.eventId === event.id,
+		)!;
 		expect(delivered).toMatchObject({ status: 'Delivered', responseStatusCode: 200, attempts: 2 });
 	});
 });
@@ -477,7 +572,8 @@ describe('a secret rotated outside the trigger (Webhook Endpoint > Rotate Secret
 describe('refusals: what is known, and no rotation on unauthenticated evidence', () => {
 	const clock = useSteppedClock(() => bench.control);
 	const rotations = async (apiKey: string, since: number) =>
-		(await bench.requestsOf(apiKey, since)).filter((r) => r.route === 'rotateWebhookEndpointSecret').length;
+		(await bench.requestsOf(apiKey, since)).filter((r) => r.route === 'rotateWebhookEndpointSecret')
+			.length;
 	/** Signed over one body, sent with another: a proxy that re-encoded it on the way. */
 	async function deliverChanged(t: TriggerHarness, secret: string, event: IDataObject) {
 		const signed = JSON.stringify(event);
@@ -486,7 +582,12 @@ describe('refusals: what is known, and no rotation on unauthenticated evidence',
 			'content-type': 'application/json',
 			'webhook-id': String(event.id),
 			'webhook-timestamp': String(timestamp),
-			'webhook-signature': signWebhook(String(event.id), timestamp, Buffer.from(signed), parseSecret(secret)),
+			'webhook-signature': signWebhook(
+				String(event.id),
+				timestamp,
+				Buffer.from(signed),
+				parseSecret(secret),
+			),
 		});
 	}
 
@@ -500,9 +601,23 @@ describe('refusals: what is known, and no rotation on unauthenticated evidence',
 		const since = await bench.lastSeq();
 		// 23 hours later (the service would still sign with a previous secret too): nothing explains a mismatch but the body
 		await clock().advance(23 * 3_600_000);
-		expect(await deliverChanged(t, secret, orderEvent('evt_changed_1'))).toMatchObject({ status: 401, body: { reason: 'signature-mismatch' } });
-		expect(await deliverChanged(t, secret, orderEvent('evt_changed_2'))).toMatchObject({ status: 401 });
-		expect((await deliverSigned(t, [secret], orderEvent('evt_stale'), Math.floor(transportClock().now() / 1000) - 400)).body).toMatchObject({ reason: 'timestamp-too-old' });
+		expect(await deliverChanged(t, secret, orderEvent('evt_changed_1'))).toMatchObject({
+			status: 401,
+			body: { reason: 'signature-mismatch' },
+		});
+		expect(await deliverChanged(t, secret, orderEvent('evt_changed_2'))).toMatchObject({
+			status: 401,
+		});
+		expect(
+			(
+				await deliverSigned(
+					t,
+					[secret],
+					orderEvent('evt_stale'),
+					Math.floor(transportClock().now() / 1000) - 400,
+				)
+			).body,
+		).toMatchObject({ reason: 'timestamp-too-old' });
 		expect(await rotations(apiKey, since)).toBe(0);
 		expect(recordOf(t, t.webhookUrl)!.secret).toBe(secret);
 		expect(await settledRuns(t)).toBe(1);
@@ -512,7 +627,9 @@ describe('refusals: what is known, and no rotation on unauthenticated evidence',
 		expect(t.runs[1][0][0].json.refusedDeliveries).toMatchObject({
 			count: 3,
 			lastReason: 'timestamp-too-old',
-			lastMessage: expect.stringMatching(/^Timestamp is 40\d s old \(tolerance 300 s\)\. Check this n8n host's clock/),
+			lastMessage: expect.stringMatching(
+				/^Timestamp is 40\d s old \(tolerance 300 s\)\. Check this n8n host's clock/,
+			),
 		});
 		// shown once
 		await bench.control.createOrder({ brandId });
@@ -529,7 +646,9 @@ describe('refusals: what is known, and no rotation on unauthenticated evidence',
 		await t.waitForRuns(1);
 		const refused = t.runs[0][0][0].json.refusedDeliveries as IDataObject;
 		expect(refused).toMatchObject({ count: 1, lastReason: 'signature-mismatch' });
-		expect(String(refused.lastMessage)).toMatch(/body was changed on its way .* or the request is forged\. It is not a secret rotation elsewhere/);
+		expect(String(refused.lastMessage)).toMatch(
+			/body was changed on its way .* or the request is forged\. It is not a secret rotation elsewhere/,
+		);
 	});
 
 	test('the time of the last verified delivery survives a restart: a changed body after it rotates nothing', async () => {
@@ -540,7 +659,9 @@ describe('refusals: what is known, and no rotation on unauthenticated evidence',
 		await bench.control.createOrder({ brandId });
 		await t.waitForRuns(1);
 		await idsStored();
-		expect(Number(recordOf(t, t.webhookUrl)!.lastVerifiedAt)).toBeGreaterThan(clock().now() - 60_000);
+		expect(Number(recordOf(t, t.webhookUrl)!.lastVerifiedAt)).toBeGreaterThan(
+			clock().now() - 60_000,
+		);
 		await clock().advance(3_600_000);
 		forgetProcessMemory();
 		const since = await bench.lastSeq();
@@ -564,8 +685,15 @@ describe('Fetch Current State', () => {
 		const order = await bench.control.state('orders', created.order.id as number);
 		expect(t.runs[0][0][0].json).toMatchObject({ id: created.event.id, current: order });
 
-		let band = await bench.control.setBand(brandId, { dimension: 'DeliveryPerformance', band: 'Critical' });
-		if (band.events.length === 0) band = await bench.control.setBand(brandId, { dimension: 'DeliveryPerformance', band: 'Excellent' });
+		let band = await bench.control.setBand(brandId, {
+			dimension: 'DeliveryPerformance',
+			band: 'Critical',
+		});
+		if (band.events.length === 0)
+			band = await bench.control.setBand(brandId, {
+				dimension: 'DeliveryPerformance',
+				band: 'Excellent',
+			});
 		expect(band.events.length).toBeGreaterThan(0);
 		await t.waitForRuns(1 + band.events.length);
 		const health = t.runs.slice(1).map((r) => r[0][0].json);
@@ -581,26 +709,42 @@ describe('Fetch Current State', () => {
 		await bench.control.injectFault({ route: 'getOrder', mode: '500', count: 2 });
 		const created = await bench.control.createOrder({ brandId });
 		const failed = await eventually(async () => {
-			const d = (await bench.control.deliveries(endpoint.id)).find((x) => x.eventId === created.event.id);
+			const d = (await bench.control.deliveries(endpoint.id)).find(
+				(x) => x.eventId === created.event.id,
+			);
 			return d && d.attempts === 1 ? d : undefined;
 		});
 		expect(failed).toMatchObject({ status: 'Pending', responseStatusCode: 503 });
-		expect(t.responses.at(-1)?.body).toMatchObject({ error: 'current-state-unavailable', status: 500 });
+		expect(t.responses.at(-1)?.body).toMatchObject({
+			error: 'current-state-unavailable',
+			status: 500,
+		});
 		expect(await settledRuns(t)).toBe(0);
 
 		await bench.control.advanceClock(60);
 		await t.waitForRuns(1);
-		const done = (await bench.control.deliveries(endpoint.id)).find((x) => x.eventId === created.event.id)!;
+		const done = (await bench.control.deliveries(endpoint.id)).find(
+			(x) => x.eventId === created.event.id,
+		)!;
 		expect(done).toMatchObject({ status: 'Delivered', attempts: 2, responseStatusCode: 200 });
-		expect(t.runs[0][0][0].json).toMatchObject({ id: created.event.id, current: { id: created.order.id } });
+		expect(t.runs[0][0][0].json).toMatchObject({
+			id: created.event.id,
+			current: { id: created.order.id },
+		});
 
 		await bench.control.advanceClock(3 * 3600);
 		expect(await settledRuns(t)).toBe(1);
 	});
 
 	test('a permanent failure (404) emits the event with the error noted', async () => {
-		const { t, endpoint } = await activeTrigger({ options: { fetchCurrentState: true, includeHeaders: true } });
-		await bench.control.emitEvent({ type: 'order.created', data: { brandId: 1, orderId: 987_654 }, endpointIds: [endpoint.id] });
+		const { t, endpoint } = await activeTrigger({
+			options: { fetchCurrentState: true, includeHeaders: true },
+		});
+		await bench.control.emitEvent({
+			type: 'order.created',
+			data: { brandId: 1, orderId: 987_654 },
+			endpointIds: [endpoint.id],
+		});
 		await t.waitForRuns(1);
 		const item = t.runs[0][0][0].json;
 		expect(item.current).toBeUndefined();

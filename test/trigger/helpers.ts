@@ -92,7 +92,9 @@ export class TriggerBench {
 
 	/** Requests the sandbox received with this API key, after `since` (a request log seq). */
 	async requestsOf(apiKey: string, since = 0) {
-		return (await this.control.requests(since)).filter((r) => r.headers.authorization === `Bearer ${apiKey}`);
+		return (await this.control.requests(since)).filter(
+			(r) => r.headers.authorization === `Bearer ${apiKey}`,
+		);
 	}
 
 	async lastSeq(): Promise<number> {
@@ -102,7 +104,9 @@ export class TriggerBench {
 
 /** The endpoint record the trigger keeps for `url` in its static data. */
 export function recordOf(harness: TriggerHarness, url: string): IDataObject | undefined {
-	return (harness.staticData.endpoints as IDataObject | undefined)?.[url] as IDataObject | undefined;
+	return (harness.staticData.endpoints as IDataObject | undefined)?.[url] as
+		| IDataObject
+		| undefined;
 }
 
 /**
@@ -126,12 +130,20 @@ export async function deliverWithSecret(t: TriggerHarness, event: IDataObject) {
 		'content-type': 'application/json',
 		'webhook-id': String(event.id),
 		'webhook-timestamp': String(timestamp),
-		'webhook-signature': signWebhook(String(event.id), timestamp, Buffer.from(body), parseSecret(secret)),
+		'webhook-signature': signWebhook(
+			String(event.id),
+			timestamp,
+			Buffer.from(body),
+			parseSecret(secret),
+		),
 	});
 }
 
 /** Polls until `check` returns a truthy value (real time), or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 5000): Promise<T> {
+export async function eventually<T>(
+	check: () => Promise<T | undefined | false> | T | undefined | false,
+	timeoutMs = 5000,
+): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const value = await check();
@@ -166,8 +178,10 @@ export async function outageOf(bench: TriggerBench, parameters: INodeParameters)
 	const missed = [(await bench.control.createOrder({ brandId })).order.id as number];
 	await bench.control.advanceClock(2 * DAY_S);
 	const [disabled] = await bench.endpointsOf(userId);
-	if (disabled.status !== 'Disabled') throw new Error(`the sandbox did not disable endpoint ${endpoint.id}: ${disabled.status}`);
-	for (let i = 0; i < 2; i++) missed.push((await bench.control.createOrder({ brandId })).order.id as number);
+	if (disabled.status !== 'Disabled')
+		throw new Error(`the sandbox did not disable endpoint ${endpoint.id}: ${disabled.status}`);
+	for (let i = 0; i < 2; i++)
+		missed.push((await bench.control.createOrder({ brandId })).order.id as number);
 	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
 	return { userId, apiKey, brandId, t, endpoint, before: before.order.id as number, missed };
 }

@@ -18,7 +18,10 @@ const DAY = 86_400;
 
 test('activation creates the endpoint with an Idempotency-Key and keeps id and secret; deactivation deletes it', async () => {
 	const { userId, apiKey, brandId } = await bench.user();
-	const t = await bench.trigger(apiKey, { eventTypes: ['order.created', 'order.cancelled'], description: 'orders to Slack' });
+	const t = await bench.trigger(apiKey, {
+		eventTypes: ['order.created', 'order.cancelled'],
+		description: 'orders to Slack',
+	});
 	const since = await bench.lastSeq();
 
 	expect(await t.checkExists()).toBe(false);
@@ -32,8 +35,13 @@ test('activation creates the endpoint with an Idempotency-Key and keeps id and s
 		eventTypes: ['order.created', 'order.cancelled'],
 		status: 'Enabled',
 	});
-	expect(recordOf(t, t.webhookUrl)).toMatchObject({ endpointId: endpoint.id, secret: endpoint.secret });
-	const create = (await bench.requestsOf(apiKey, since)).find((r) => r.route === 'createWebhookEndpoint')!;
+	expect(recordOf(t, t.webhookUrl)).toMatchObject({
+		endpointId: endpoint.id,
+		secret: endpoint.secret,
+	});
+	const create = (await bench.requestsOf(apiKey, since)).find(
+		(r) => r.route === 'createWebhookEndpoint',
+	)!;
 	expect(create.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
 	expect(JSON.parse(create.body)).toEqual({
 		url: t.webhookUrl,
@@ -72,7 +80,10 @@ test('a second activation with static data lost finds the endpoint by URL instea
 	expect(routes).not.toContain('createWebhookEndpoint');
 	expect(routes).not.toContain('deleteWebhookEndpoint');
 	expect(routes.filter((r) => r === 'rotateWebhookEndpointSecret')).toHaveLength(1);
-	expect(recordOf(t, t.webhookUrl)).toMatchObject({ endpointId: before.id, secret: after[0].secret });
+	expect(recordOf(t, t.webhookUrl)).toMatchObject({
+		endpointId: before.id,
+		secret: after[0].secret,
+	});
 	expect(after[0].secret).not.toBe(before.secret);
 
 	// deliveries verify with the secret obtained by rotation
@@ -110,7 +121,9 @@ test('changed event types and description are brought in line on activation', as
 	const [endpoint] = await bench.endpointsOf(userId);
 	expect(endpoint.eventTypes.sort()).toEqual(['brand_health.band_entered', 'order.returned']);
 	expect(endpoint.description).toBe('returns and health');
-	const patch = (await bench.requestsOf(apiKey, since)).find((r) => r.route === 'updateWebhookEndpoint')!;
+	const patch = (await bench.requestsOf(apiKey, since)).find(
+		(r) => r.route === 'updateWebhookEndpoint',
+	)!;
 	expect(patch.headers['idempotency-key']).toBeDefined();
 	// nothing else changed, so no rotation: the stored secret is kept
 	expect(recordOf(t, t.webhookUrl)?.secret).toBe(endpoint.secret);
@@ -144,13 +157,17 @@ test('an endpoint the service Disabled (FailingDeliveries) is re-enabled, with a
 	expect(notice.message).toMatch(/not resend/);
 
 	expect(notice.missedUntil).toBe(notice.reEnabledAt);
-	expect(Date.parse(String(notice.missedFrom))).toBe(Date.parse(String(notice.disabledSince)) - (5 * 24 + 42) * 3_600_000);
+	expect(Date.parse(String(notice.missedFrom))).toBe(
+		Date.parse(String(notice.disabledSince)) - (5 * 24 + 42) * 3_600_000,
+	);
 
 	// three events at once: exactly one carries the notice, and it is not saved again
 	await Promise.all([1, 2, 3].map(async () => await bench.control.createOrder({ brandId })));
 	await t.waitForRuns(3);
 	expect(t.runs.filter((run) => run[0][0].json.notice !== undefined)).toHaveLength(1);
-	expect(t.runs.find((run) => run[0][0].json.notice)![0][0].json.notice).toMatchObject({ disabledReason: 'FailingDeliveries' });
+	expect(t.runs.find((run) => run[0][0].json.notice)![0][0].json.notice).toMatchObject({
+		disabledReason: 'FailingDeliveries',
+	});
 	expect(recordOf(t, t.webhookUrl)?.missedEvents).toBeUndefined();
 	// nor after a restart
 	forgetProcessMemory();
@@ -159,7 +176,7 @@ test('an endpoint the service Disabled (FailingDeliveries) is re-enabled, with a
 	expect(t.runs[3][0][0].json.notice).toBeUndefined();
 });
 
-test('off and on over an endpoint the service Disabled: the new endpoint\'s first event names the window of missed events', async () => {
+test("off and on over an endpoint the service Disabled: the new endpoint's first event names the window of missed events", async () => {
 	const { userId, brandId, t, endpoint, disabled } = await triggerWhoseEndpointTheServiceDisabled();
 
 	// the user turns the workflow off (the Disabled endpoint is deleted) and on (a new one is made)
@@ -173,9 +190,16 @@ test('off and on over an endpoint the service Disabled: the new endpoint\'s firs
 	await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);
 	const notice = t.runs[0][0][0].json.notice as IDataObject;
-	expect(notice).toMatchObject({ disabledReason: 'FailingDeliveries', disabledSince: disabled.updatedAt });
-	expect(Date.parse(String(notice.missedFrom))).toBeLessThan(Date.parse(String(disabled.updatedAt)));
-	expect(notice.message).toMatch(/With Catch Up Missed Orders on and Order Created among the event types, the trigger brings the orders created meanwhile/);
+	expect(notice).toMatchObject({
+		disabledReason: 'FailingDeliveries',
+		disabledSince: disabled.updatedAt,
+	});
+	expect(Date.parse(String(notice.missedFrom))).toBeLessThan(
+		Date.parse(String(disabled.updatedAt)),
+	);
+	expect(notice.message).toMatch(
+		/With Catch Up Missed Orders on and Order Created among the event types, the trigger brings the orders created meanwhile/,
+	);
 	await bench.control.createOrder({ brandId });
 	await t.waitForRuns(2);
 	expect(t.runs[1][0][0].json.notice).toBeUndefined();
@@ -233,7 +257,11 @@ test('the 10-endpoint limit gives a message that says how to free one', async ()
 		const res = await fetch(`${bench.sandbox.baseUrl}/v1/webhook-endpoints`, {
 			method: 'POST',
 			headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-			body: JSON.stringify({ url: `http://127.0.0.1:9/other-${i}`, description: `other ${i}`, eventTypes: ['order.created'] }),
+			body: JSON.stringify({
+				url: `http://127.0.0.1:9/other-${i}`,
+				description: `other ${i}`,
+				eventTypes: ['order.created'],
+			}),
 		});
 		expect(res.status).toBe(201);
 	}
@@ -243,7 +271,9 @@ test('the 10-endpoint limit gives a message that says how to free one', async ()
 		() => undefined,
 		(e: Error & { description?: string }) => e,
 	);
-	expect(error?.message).toMatch(/already own 10 webhook endpoints.*\(10\): delete one you no longer use \(Marketplace node, Webhook Endpoint > Delete\) or deactivate another workflow/);
+	expect(error?.message).toMatch(
+		/already own 10 webhook endpoints.*\(10\): delete one you no longer use \(Marketplace node, Webhook Endpoint > Delete\) or deactivate another workflow/,
+	);
 	expect(error?.description).toMatch(/Webhook Endpoint > Delete/);
 	expect(error?.description).toMatch(/deactivate another workflow/);
 	expect(error?.description).toContain('http://127.0.0.1:9/other-0');
@@ -265,7 +295,9 @@ describe('without loopback delivery (the service as it is)', () => {
 			(e: Error & { description?: string; httpCode?: string }) => e,
 		);
 		// the fix is in the message: n8n 2.41.1 shows only the message when activation fails
-		expect(error?.message).toMatch(/refused this node's webhook URL http:\/\/127\.0\.0\.1.*https.*Set N8N_WEBHOOK_URL to the public https address.*Polling Trigger/);
+		expect(error?.message).toMatch(
+			/refused this node's webhook URL http:\/\/127\.0\.0\.1.*https.*Set N8N_WEBHOOK_URL to the public https address.*Polling Trigger/,
+		);
 		expect(error?.description).toMatch(/N8N_WEBHOOK_URL/);
 		expect(error?.description).toMatch(/WEBHOOK_URL/);
 		expect(error?.httpCode).toBe('400');

@@ -19,7 +19,10 @@ let harness: TriggerHarness | undefined;
 
 beforeAll(async () => {
 	await bench.start();
-	proxy = await startReverseProxy({ targets: () => [{ port: harness!.listenPort }], accept: fromService(USER_AGENT) });
+	proxy = await startReverseProxy({
+		targets: () => [{ port: harness!.listenPort }],
+		accept: fromService(USER_AGENT),
+	});
 });
 afterAll(async () => {
 	await bench.close();
@@ -38,7 +41,9 @@ test('one event, a burst of 5 and a back-to-back pair: ids stored with no reques
 	const events: string[] = [];
 	events.push((await bench.control.createOrder({ brandId })).event.id as string);
 	await t.waitForRuns(1);
-	const burst = await Promise.all([1, 2, 3, 4, 5].map(async () => await bench.control.createOrder({ brandId })));
+	const burst = await Promise.all(
+		[1, 2, 3, 4, 5].map(async () => await bench.control.createOrder({ brandId })),
+	);
 	events.push(...burst.map((b) => b.event.id as string));
 	await t.waitForRuns(6);
 	events.push((await bench.control.createOrder({ brandId })).event.id as string);
@@ -47,7 +52,12 @@ test('one event, a burst of 5 and a back-to-back pair: ids stored with no reques
 	// every delivery came through the proxy: chunked, with the forwarding headers
 	const deliveries = t.requests.filter((r) => r.headers['user-agent'] === USER_AGENT);
 	expect(deliveries).toHaveLength(8);
-	expect(deliveries.every((r) => r.headers['transfer-encoding'] === 'chunked' && r.headers['x-forwarded-proto'] === 'https')).toBe(true);
+	expect(
+		deliveries.every(
+			(r) =>
+				r.headers['transfer-encoding'] === 'chunked' && r.headers['x-forwarded-proto'] === 'https',
+		),
+	).toBe(true);
 
 	await eventually(() => pendingCount() === 0);
 	// n8n's own requests never went to the public address (the proxy would have dropped them)
@@ -57,7 +67,9 @@ test('one event, a burst of 5 and a back-to-back pair: ids stored with no reques
 
 	// "restart": process memory gone; the service delivers every event again
 	forgetProcessMemory();
-	const made = (await bench.control.deliveries(endpoint.id)).filter((d) => events.includes(d.eventId as string));
+	const made = (await bench.control.deliveries(endpoint.id)).filter((d) =>
+		events.includes(d.eventId as string),
+	);
 	expect(made).toHaveLength(8);
 	const again = await Promise.all(made.map(async (d) => await bench.control.redeliver(d.id)));
 	expect(again.map((d) => d.attemptLog.at(-1)!.statusCode)).toEqual(made.map(() => 200));
@@ -66,7 +78,7 @@ test('one event, a burst of 5 and a back-to-back pair: ids stored with no reques
 	expect(answers).toEqual(made.map(() => 'duplicate'));
 });
 
-test('where this process cannot reach its own listener (an HTTP proxy without NO_PROXY for it), the next event\'s item says so', async () => {
+test("where this process cannot reach its own listener (an HTTP proxy without NO_PROXY for it), the next event's item says so", async () => {
 	const { apiKey, brandId } = await bench.user();
 	harness = await bench.trigger(apiKey);
 	const t = harness;
@@ -84,10 +96,13 @@ test('where this process cannot reach its own listener (an HTTP proxy without NO
 		await t.waitForRuns(2);
 	} finally {
 		Object.assign(process.env, saved);
-		for (const [name, value] of Object.entries(saved)) if (value === undefined) delete process.env[name];
+		for (const [name, value] of Object.entries(saved))
+			if (value === undefined) delete process.env[name];
 	}
 	const warning = String(t.runs[1][0][0].json.storageWarning);
-	expect(warning).toMatch(/^1 accepted event id\(s\) could not be saved, so a late copy of those events may run again\. /);
+	expect(warning).toMatch(
+		/^1 accepted event id\(s\) could not be saved, so a late copy of those events may run again\. /,
+	);
 	expect(warning).toContain(`own listener (http://127.0.0.1:${t.listenPort}/webhook/`);
 	expect(warning).toMatch(/add 127\.0\.0\.1 and localhost to NO_PROXY/);
 });

@@ -9,7 +9,15 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
 import { IN_FLIGHT_MS, MAX_CAUGHT_UP_PER_RUN } from '../../nodes/MarketplaceTrigger/catchUp';
-import { deliverWithSecret, eventually, forgetActivationTraffic, idsStored, settledRuns, TriggerBench, type TriggerHarness } from './helpers';
+import {
+	deliverWithSecret,
+	eventually,
+	forgetActivationTraffic,
+	idsStored,
+	settledRuns,
+	TriggerBench,
+	type TriggerHarness,
+} from './helpers';
 
 const bench = new TriggerBench();
 beforeAll(async () => await bench.start());
@@ -20,8 +28,10 @@ const UNREACHABLE = 'http://127.0.0.1:1/unreachable';
 /** longer than the in-flight margin: a restart of n8n takes longer than this */
 const MARGIN_S = IN_FLIGHT_MS / 1000 + 5;
 
-const orderIdsOf = (t: TriggerHarness, run: number) => t.runs[run][0].map((i) => [(i.json.data as IDataObject).orderId, i.json.caughtUp === true]);
-const allOrderIds = (t: TriggerHarness) => t.runs.flatMap((run) => run[0].map((i) => (i.json.data as IDataObject).orderId as number));
+const orderIdsOf = (t: TriggerHarness, run: number) =>
+	t.runs[run][0].map((i) => [(i.json.data as IDataObject).orderId, i.json.caughtUp === true]);
+const allOrderIds = (t: TriggerHarness) =>
+	t.runs.flatMap((run) => run[0].map((i) => (i.json.data as IDataObject).orderId as number));
 
 async function active(parameters: IDataObject = {}) {
 	const user = await bench.user();
@@ -31,10 +41,10 @@ async function active(parameters: IDataObject = {}) {
 	const [endpoint] = await bench.endpointsOf(user.userId);
 	const since = await bench.lastSeq();
 	/** requests of this trigger's key to `route` since it was activated */
-	const reads = async (route: string) => (await bench.requestsOf(user.apiKey, since)).filter((r) => r.route === route).length;
+	const reads = async (route: string) =>
+		(await bench.requestsOf(user.apiKey, since)).filter((r) => r.route === route).length;
 	return { ...user, t, endpoint, reads };
 }
-
 
 /** The deliveries `deliveryIds` as the sandbox holds them now. */
 const deliveriesOf = async (endpointId: number, deliveryIds: number[]) =>
@@ -44,7 +54,13 @@ const deliveriesOf = async (endpointId: number, deliveryIds: number[]) =>
  * Orders whose deliveries fail for `downForS` of the service's time (n8n stopped, or unreachable
  * through its proxy), then n8n is reachable again. Returns the orders and their deliveries.
  */
-async function outage(endpointId: number, t: TriggerHarness, brandId: number, count: number, downForS = 0) {
+async function outage(
+	endpointId: number,
+	t: TriggerHarness,
+	brandId: number,
+	count: number,
+	downForS = 0,
+) {
 	await bench.control.setEndpointUrl(endpointId, UNREACHABLE);
 	const missed: number[] = [];
 	const deliveryIds: number[] = [];
@@ -58,7 +74,13 @@ async function outage(endpointId: number, t: TriggerHarness, brandId: number, co
 	return { missed, deliveryIds };
 }
 
-async function missedWhileDown(endpointId: number, t: TriggerHarness, brandId: number, count: number, downForS = 0): Promise<number[]> {
+async function missedWhileDown(
+	endpointId: number,
+	t: TriggerHarness,
+	brandId: number,
+	count: number,
+	downForS = 0,
+): Promise<number[]> {
 	return (await outage(endpointId, t, brandId, count, downForS)).missed;
 }
 
@@ -77,7 +99,11 @@ test('n8n stopped for a minute: the first delivery after the restart brings each
 	const live = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(2);
 	expect(orderIdsOf(t, 1)).toEqual([...missed.map((id) => [id, true]), [live.order.id, false]]);
-	expect(t.runs[1][0][0].json).toMatchObject({ type: 'order.created', id: `caught_up_order.created_${missed[0]}`, data: { brandId } });
+	expect(t.runs[1][0][0].json).toMatchObject({
+		type: 'order.created',
+		id: `caught_up_order.created_${missed[0]}`,
+		data: { brandId },
+	});
 	// one read of the order list and one claim of the window
 	expect([await reads('listOrders'), await reads('updateWebhookEndpoint')]).toEqual([1, 1]);
 
@@ -85,7 +111,13 @@ test('n8n stopped for a minute: the first delivery after the restart brings each
 	await idsStored();
 	forgetProcessMemory();
 	await bench.control.advanceClock(60);
-	await eventually(async () => missed.length === (await bench.control.deliveries(endpoint.id)).filter((d) => d.status === 'Delivered' && d.attempts >= 2).length);
+	await eventually(
+		async () =>
+			missed.length ===
+			(await bench.control.deliveries(endpoint.id)).filter(
+				(d) => d.status === 'Delivered' && d.attempts >= 2,
+			).length,
+	);
 	const retried = t.responses.filter((r) => (r.body as IDataObject).ignored === 'order-caught-up');
 	expect(retried.map((r) => (r.body as IDataObject).orderId).sort()).toEqual([...missed].sort());
 	expect(await settledRuns(t)).toBe(2);
@@ -97,16 +129,20 @@ test('n8n unreachable for hours (five failed attempts each): the orders run once
 	await firstRun(t, brandId);
 	const { missed, deliveryIds } = await outage(endpoint.id, t, brandId, 2, 3 * 3600);
 	// attempts at 0, 1, 6, 36 and 156 minutes failed
-	expect((await deliveriesOf(endpoint.id, deliveryIds)).map((d) => [d.attempts, d.status])).toEqual([
-		[5, 'Pending'],
-		[5, 'Pending'],
-	]);
+	expect((await deliveriesOf(endpoint.id, deliveryIds)).map((d) => [d.attempts, d.status])).toEqual(
+		[
+			[5, 'Pending'],
+			[5, 'Pending'],
+		],
+	);
 	const live = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(2);
 	expect(orderIdsOf(t, 1)).toEqual([...missed.map((id) => [id, true]), [live.order.id, false]]);
 	await bench.control.advanceClock(5 * 3600);
 	expect(await settledRuns(t)).toBe(2);
-	expect(t.responses.filter((r) => (r.body as IDataObject).ignored === 'order-caught-up')).toHaveLength(2);
+	expect(
+		t.responses.filter((r) => (r.body as IDataObject).ignored === 'order-caught-up'),
+	).toHaveLength(2);
 });
 
 test('n8n down longer than the service tries (about 42 hours): the orders whose deliveries failed for good still run, once', async () => {
@@ -114,10 +150,12 @@ test('n8n down longer than the service tries (about 42 hours): the orders whose 
 	await bench.control.createOrder({ brandId });
 	await firstRun(t, brandId);
 	const { missed, deliveryIds } = await outage(endpoint.id, t, brandId, 2, 43 * 3600);
-	expect((await deliveriesOf(endpoint.id, deliveryIds)).map((d) => [d.attempts, d.status])).toEqual([
-		[8, 'Failed'],
-		[8, 'Failed'],
-	]);
+	expect((await deliveriesOf(endpoint.id, deliveryIds)).map((d) => [d.attempts, d.status])).toEqual(
+		[
+			[8, 'Failed'],
+			[8, 'Failed'],
+		],
+	);
 	forgetProcessMemory();
 	const live = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(2);
@@ -143,11 +181,13 @@ test('deliveries lost while n8n runs (a proxy failing, first attempts and first 
 	// the service's next retries (5 minutes after the last failed attempt) start nothing
 	await bench.control.advanceClock(5 * 60);
 	expect(await settledRuns(t)).toBe(3);
-	expect(t.responses.filter((r) => (r.body as IDataObject).ignored === 'order-caught-up')).toHaveLength(2);
+	expect(
+		t.responses.filter((r) => (r.body as IDataObject).ignored === 'order-caught-up'),
+	).toHaveLength(2);
 	expect(new Set(allOrderIds(t)).size).toBe(allOrderIds(t).length);
 });
 
-test('steady traffic reads the order list about once a minute of the service\'s time; with the option off, never', async () => {
+test("steady traffic reads the order list about once a minute of the service's time; with the option off, never", async () => {
 	const on = await active();
 	const off = await active({ options: { catchUpMissedOrders: false } });
 	const brands = [on.brandId, off.brandId];
@@ -169,7 +209,10 @@ test(`a backlog beyond ${MAX_CAUGHT_UP_PER_RUN} orders comes over the next deliv
 	await bench.control.createOrder({ brandId });
 	await firstRun(t, brandId);
 	await bench.control.setEndpointUrl(endpoint.id, UNREACHABLE);
-	const generated = await bench.control.generateOrders({ count: MAX_CAUGHT_UP_PER_RUN + 10, brandId });
+	const generated = await bench.control.generateOrders({
+		count: MAX_CAUGHT_UP_PER_RUN + 10,
+		brandId,
+	});
 	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
 	await bench.control.advanceClock(MARGIN_S);
 	forgetProcessMemory();
@@ -180,7 +223,10 @@ test(`a backlog beyond ${MAX_CAUGHT_UP_PER_RUN} orders comes over the next deliv
 	await bench.control.createOrder({ brandId });
 	await t.waitForRuns(3);
 	expect(t.runs[2][0].filter((i) => i.json.caughtUp)).toHaveLength(10);
-	const caught = t.runs.flatMap((run) => run[0]).filter((i) => i.json.caughtUp).map((i) => (i.json.data as IDataObject).orderId as number);
+	const caught = t.runs
+		.flatMap((run) => run[0])
+		.filter((i) => i.json.caughtUp)
+		.map((i) => (i.json.data as IDataObject).orderId as number);
 	const expected = Array.from({ length: generated.created }, (_, i) => generated.firstId + i);
 	expect([...caught].sort((a, b) => a - b)).toEqual(expected);
 });
@@ -218,6 +264,10 @@ test('an order whose own delivery arrives while its catch-up is under way runs o
 	await t.waitForRuns(3);
 	expect(await settledRuns(t)).toBe(3);
 	const ids = [missed.order.id as number, live.order.id as number];
-	expect(allOrderIds(t).filter((id) => ids.includes(id)).sort()).toEqual(ids.sort());
+	expect(
+		allOrderIds(t)
+			.filter((id) => ids.includes(id))
+			.sort(),
+	).toEqual(ids.sort());
 	expect(retry.status).toBe(200);
 });

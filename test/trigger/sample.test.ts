@@ -34,7 +34,11 @@ async function listen(apiKey: string, parameters: IDataObject) {
 }
 
 /** The item a production run gives for a real event of `type` (same parameters). */
-async function productionItem(apiKey: string, parameters: IDataObject, emit: () => Promise<unknown>) {
+async function productionItem(
+	apiKey: string,
+	parameters: IDataObject,
+	emit: () => Promise<unknown>,
+) {
 	const t = await bench.trigger(apiKey, parameters);
 	await t.activate();
 	await emit();
@@ -42,14 +46,20 @@ async function productionItem(apiKey: string, parameters: IDataObject, emit: () 
 	return t.runs[0][0][0].json;
 }
 
-const keysOf = (json: IDataObject) => Object.keys(json).filter((k) => !k.startsWith('sample')).sort();
+const keysOf = (json: IDataObject) =>
+	Object.keys(json)
+		.filter((k) => !k.startsWith('sample'))
+		.sort();
 
 describe.each([false, true])('Fetch Current State %s', (fetchCurrentState) => {
 	test('order events: the newest order, shaped like a production item of the first subscribed type, within seconds', async () => {
 		const { apiKey, brandId, userId } = await bench.user();
 		await bench.control.createOrder({ brandId });
 		const newest = (await bench.control.createOrder({ brandId })).order;
-		const parameters = { eventTypes: ['order.cancelled', 'order.created'], options: { fetchCurrentState } };
+		const parameters = {
+			eventTypes: ['order.cancelled', 'order.created'],
+			options: { fetchCurrentState },
+		};
 		const { t, item, ms } = await listen(apiKey, parameters);
 		expect(ms).toBeLessThan(3000);
 		expect(item).toMatchObject({
@@ -68,7 +78,11 @@ describe.each([false, true])('Fetch Current State %s', (fetchCurrentState) => {
 		expect(item.id).toBe(sampled[1].headers['webhook-id']);
 
 		// a production item of the same parameters has the same fields (besides the sample marker)
-		const real = await productionItem(apiKey, parameters, async () => await bench.control.createOrder({ brandId }));
+		const real = await productionItem(
+			apiKey,
+			parameters,
+			async () => await bench.control.createOrder({ brandId }),
+		);
 		expect(keysOf(item)).toEqual(keysOf(real));
 		expect(real).not.toHaveProperty('sample');
 		expect(recordOf(t, t.testWebhookUrl)).toBeDefined();
@@ -77,9 +91,19 @@ describe.each([false, true])('Fetch Current State %s', (fetchCurrentState) => {
 
 	test('order events without any order: a synthetic sample, clearly labelled', async () => {
 		const { apiKey } = await bench.user([4242]);
-		const { item } = await listen(apiKey, { eventTypes: ['order.returned'], options: { fetchCurrentState } });
-		expect(item).toMatchObject({ type: 'order.returned', data: { brandId: 0, orderId: 0 }, sample: true, sampleSource: 'synthetic' });
-		expect(String(item.sampleNote)).toMatch(/made-up order\.returned event: your account has no order yet/);
+		const { item } = await listen(apiKey, {
+			eventTypes: ['order.returned'],
+			options: { fetchCurrentState },
+		});
+		expect(item).toMatchObject({
+			type: 'order.returned',
+			data: { brandId: 0, orderId: 0 },
+			sample: true,
+			sampleSource: 'synthetic',
+		});
+		expect(String(item.sampleNote)).toMatch(
+			/made-up order\.returned event: your account has no order yet/,
+		);
 		if (fetchCurrentState) expect(item.current).toMatchObject({ id: 0, status: 'Created' });
 	});
 
@@ -87,26 +111,51 @@ describe.each([false, true])('Fetch Current State %s', (fetchCurrentState) => {
 		const { apiKey, brandId } = await bench.user();
 		const parameters = { eventTypes: ['brand_health.band_exited'], options: { fetchCurrentState } };
 		const { item } = await listen(apiKey, parameters);
-		expect(item).toMatchObject({ type: 'brand_health.band_exited', data: { brandId }, sample: true, sampleSource: 'brand-health' });
+		expect(item).toMatchObject({
+			type: 'brand_health.band_exited',
+			data: { brandId },
+			sample: true,
+			sampleSource: 'brand-health',
+		});
 		const data = item.data as IDataObject;
 		expect(typeof data.dimension).toBe('string');
 		expect(typeof data.band).toBe('string');
-		if (fetchCurrentState) expect(item.current).toMatchObject({ brandId, dimensions: expect.arrayContaining([expect.objectContaining({ dimension: data.dimension, band: data.band })]) });
-		const real = await productionItem(apiKey, parameters, async () =>
-			await bench.control.setBand(brandId, { dimension: String(data.dimension), band: data.band === 'Critical' ? 'Excellent' : 'Critical' }),
+		if (fetchCurrentState)
+			expect(item.current).toMatchObject({
+				brandId,
+				dimensions: expect.arrayContaining([
+					expect.objectContaining({ dimension: data.dimension, band: data.band }),
+				]),
+			});
+		const real = await productionItem(
+			apiKey,
+			parameters,
+			async () =>
+				await bench.control.setBand(brandId, {
+					dimension: String(data.dimension),
+					band: data.band === 'Critical' ? 'Excellent' : 'Critical',
+				}),
 		);
 		expect(keysOf(item)).toEqual(keysOf(real));
 	});
 
 	test('brand health events without brand health: a synthetic sample, clearly labelled', async () => {
 		const { apiKey } = await bench.user([4243]);
-		const { item } = await listen(apiKey, { eventTypes: ['brand_health.band_entered'], options: { fetchCurrentState } });
-		expect(item).toMatchObject({ type: 'brand_health.band_entered', data: { brandId: 0 }, sample: true, sampleSource: 'synthetic' });
+		const { item } = await listen(apiKey, {
+			eventTypes: ['brand_health.band_entered'],
+			options: { fetchCurrentState },
+		});
+		expect(item).toMatchObject({
+			type: 'brand_health.band_entered',
+			data: { brandId: 0 },
+			sample: true,
+			sampleSource: 'synthetic',
+		});
 		expect(String(item.sampleNote)).toMatch(/made-up brand_health\.band_entered event/);
 	});
 });
 
-test('Include Headers: the sample carries the test delivery\'s headers', async () => {
+test("Include Headers: the sample carries the test delivery's headers", async () => {
 	const { apiKey, brandId } = await bench.user();
 	await bench.control.createOrder({ brandId });
 	const { item } = await listen(apiKey, { options: { includeHeaders: true } });
@@ -131,7 +180,9 @@ test('production never gets a sample: a webhook.test to the production URL start
 test('the listening cannot start where the service cannot deliver: create() fails with the message, and no endpoint is left', async () => {
 	const { apiKey, userId } = await bench.user();
 	const t = await bench.trigger(apiKey, {}, { webhookBaseUrl: 'http://127.0.0.1:1/webhook' });
-	await expect(t.activate('manual')).rejects.toThrow(/could not reach this trigger at http:\/\/127\.0\.0\.1:1\/webhook-test\/.*no HTTP answer.*N8N_WEBHOOK_URL/);
+	await expect(t.activate('manual')).rejects.toThrow(
+		/could not reach this trigger at http:\/\/127\.0\.0\.1:1\/webhook-test\/.*no HTTP answer.*N8N_WEBHOOK_URL/,
+	);
 	expect(await bench.endpointsOf(userId)).toEqual([]);
 });
 
@@ -150,6 +201,8 @@ test('the test URL stops being delivered to between the check and the sample: th
 	}
 	// the trigger's own signed notice reached the test URL, and webhook() failed the test run with it
 	await eventually(() => t.errors.length > 0);
-	expect(t.errors[0].message).toMatch(/^No sample: The Marketplace service could not reach this trigger at http:\/\/127\.0\.0\.1:1\/gone|^No sample: .*no HTTP answer/);
+	expect(t.errors[0].message).toMatch(
+		/^No sample: The Marketplace service could not reach this trigger at http:\/\/127\.0\.0\.1:1\/gone|^No sample: .*no HTTP answer/,
+	);
 	expect(t.runs).toHaveLength(0);
 });

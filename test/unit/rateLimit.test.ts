@@ -1,4 +1,9 @@
-import { Pacer, PROBE_WAIT_MS, parseStructuredList, readRateLimit } from '../../nodes/shared/transport/rateLimit';
+import {
+	Pacer,
+	PROBE_WAIT_MS,
+	parseStructuredList,
+	readRateLimit,
+} from '../../nodes/shared/transport/rateLimit';
 
 describe('parseStructuredList', () => {
 	it('reads quoted names with integer parameters', () => {
@@ -142,17 +147,37 @@ describe('Pacer', () => {
 	it('uses the end of a window it saw open when that agrees with the rounded-up t', () => {
 		const pacer = new Pacer(50);
 		// request sent at 1000 opened a 6 s window (r = q - 1); answered at 1010 with t = 6
-		pacer.observe(send(pacer, 1000), { remaining: 119, resetSeconds: 6, quota: 120, windowSeconds: 6 }, 1010, 1000);
+		pacer.observe(
+			send(pacer, 1000),
+			{ remaining: 119, resetSeconds: 6, quota: 120, windowSeconds: 6 },
+			1010,
+			1000,
+		);
 		// later in the same window t rounds up to 2 s, though the window ends at 7000
-		pacer.observe(send(pacer, 5400), { remaining: 0, resetSeconds: 2, quota: 120, windowSeconds: 6 }, 5500, 5490);
+		pacer.observe(
+			send(pacer, 5400),
+			{ remaining: 0, resetSeconds: 2, quota: 120, windowSeconds: 6 },
+			5500,
+			5490,
+		);
 		expect(pacer.reserve(5600)).toEqual({ waitMs: 7000 + 50 - 5600 });
 	});
 
 	it('falls back to t when the learned window end disagrees with it (another client opened it)', () => {
 		const pacer = new Pacer(50);
-		pacer.observe(send(pacer, 1000), { remaining: 119, resetSeconds: 6, quota: 120, windowSeconds: 6 }, 1010, 1000);
+		pacer.observe(
+			send(pacer, 1000),
+			{ remaining: 119, resetSeconds: 6, quota: 120, windowSeconds: 6 },
+			1010,
+			1000,
+		);
 		// the window was reset by someone else meanwhile: t says 5 s from 9000, not 7000
-		pacer.observe(send(pacer, 8900), { remaining: 0, resetSeconds: 5, quota: 120, windowSeconds: 6 }, 9000, 8990);
+		pacer.observe(
+			send(pacer, 8900),
+			{ remaining: 0, resetSeconds: 5, quota: 120, windowSeconds: 6 },
+			9000,
+			8990,
+		);
 		expect(pacer.reserve(9000)).toEqual({ waitMs: 14000 + 50 - 9000 });
 	});
 });

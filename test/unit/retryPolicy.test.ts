@@ -13,7 +13,9 @@ describe('isRetryable', () => {
 	});
 
 	it('retries 409 idempotency-in-progress but not a plain 409 conflict', () => {
-		expect(isRetryable({ kind: 'response', status: 409, slug: 'idempotency-in-progress' })).toBe(true);
+		expect(isRetryable({ kind: 'response', status: 409, slug: 'idempotency-in-progress' })).toBe(
+			true,
+		);
 		expect(isRetryable({ kind: 'response', status: 409, slug: 'conflict' })).toBe(false);
 	});
 
@@ -39,7 +41,9 @@ describe('parseRetryAfter', () => {
 
 describe('retryDelay', () => {
 	it('waits Retry-After on 429', () => {
-		expect(retryDelay({ kind: 'response', status: 429, retryAfter: '3' }, 1, settings, 0, 0.5)).toBe(3000);
+		expect(
+			retryDelay({ kind: 'response', status: 429, retryAfter: '3' }, 1, settings, 0, 0.5),
+		).toBe(3000);
 	});
 
 	it('backs off exponentially with jitter between half and all of the step', () => {
@@ -57,12 +61,20 @@ describe('retryDelay', () => {
 
 	it('stops after maxAttempts and on final statuses', () => {
 		expect(retryDelay({ kind: 'response', status: 500 }, 5, settings, 0, 0)).toBeUndefined();
-		expect(retryDelay({ kind: 'response', status: 422, slug: 'idempotency-key-reused' }, 1, settings, 0, 0)).toBeUndefined();
+		expect(
+			retryDelay(
+				{ kind: 'response', status: 422, slug: 'idempotency-key-reused' },
+				1,
+				settings,
+				0,
+				0,
+			),
+		).toBeUndefined();
 	});
 
 	it('caps a long Retry-After at maxDelayMs', () => {
-		expect(retryDelay({ kind: 'response', status: 429, retryAfter: '100000' }, 1, DEFAULT_RETRY, 0, 0)).toBe(
-			DEFAULT_RETRY.maxDelayMs,
-		);
+		expect(
+			retryDelay({ kind: 'response', status: 429, retryAfter: '100000' }, 1, DEFAULT_RETRY, 0, 0),
+		).toBe(DEFAULT_RETRY.maxDelayMs);
 	});
 });

@@ -75,8 +75,8 @@ describe('formatProblem', () => {
 	});
 
 	it('explains key reuse', () => {
-		expect(formatProblem({ status: 422, slug: 'idempotency-key-reused', pointers: [] }).description).toMatch(
-			/new key/,
-		);
+		expect(
+			formatProblem({ status: 422, slug: 'idempotency-key-reused', pointers: [] }).description,
+		).toMatch(/new key/);
 	});
 });

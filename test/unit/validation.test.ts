@@ -55,22 +55,31 @@ describe('limits and enums', () => {
 
 	it('is case-sensitive', () => {
 		expect(toEnumList(['Created'], 'Statuses', ['Created', 'Packed'])).toEqual(['Created']);
-		expect(failure(() => toEnumList(['created'], 'Statuses', ['Created', 'Packed'])).problem).toMatch(
-			/exact case/,
-		);
+		expect(
+			failure(() => toEnumList(['created'], 'Statuses', ['Created', 'Packed'])).problem,
+		).toMatch(/exact case/);
 	});
 
 	it('keeps commas inside names of string lists', () => {
-		expect(toStringList(['Home, Garden', '', 'Toys'], 'Categories')).toEqual(['Home, Garden', 'Toys']);
+		expect(toStringList(['Home, Garden', '', 'Toys'], 'Categories')).toEqual([
+			'Home, Garden',
+			'Toys',
+		]);
 	});
 });
 
 describe('dates', () => {
 	it('reads zone-less times in the workflow timezone and returns UTC', () => {
-		expect(toUtcDateTime('2026-11-20T10:00:00', 'Start Date', 'Europe/Berlin')).toBe('2026-11-20T09:00:00Z');
-		expect(toUtcDateTime('2026-11-20T10:00:00Z', 'Start Date', 'Europe/Berlin')).toBe('2026-11-20T10:00:00Z');
+		expect(toUtcDateTime('2026-11-20T10:00:00', 'Start Date', 'Europe/Berlin')).toBe(
+			'2026-11-20T09:00:00Z',
+		);
+		expect(toUtcDateTime('2026-11-20T10:00:00Z', 'Start Date', 'Europe/Berlin')).toBe(
+			'2026-11-20T10:00:00Z',
+		);
 		expect(toUtcDateTime('2026-11-20', 'Start Date', 'UTC')).toBe('2026-11-20T00:00:00Z');
-		expect(toUtcDateTime(DateTime.fromISO('2026-01-01T00:00:00Z'), 'Start Date')).toBe('2026-01-01T00:00:00Z');
+		expect(toUtcDateTime(DateTime.fromISO('2026-01-01T00:00:00Z'), 'Start Date')).toBe(
+			'2026-01-01T00:00:00Z',
+		);
 		expect(toUtcDateTime('', 'Start Date')).toBeUndefined();
 	});
 
@@ -82,8 +91,12 @@ describe('dates', () => {
 describe('webhook URLs', () => {
 	it('accepts https, and http only on loopback', () => {
 		expect(toWebhookUrl('https://example.com/hook', 'URL')).toBe('https://example.com/hook');
-		expect(toWebhookUrl('http://127.0.0.1:5678/webhook/x', 'URL')).toBe('http://127.0.0.1:5678/webhook/x');
-		expect(failure(() => toWebhookUrl('http://example.com/hook', 'URL')).problem).toMatch(/must use https/);
+		expect(toWebhookUrl('http://127.0.0.1:5678/webhook/x', 'URL')).toBe(
+			'http://127.0.0.1:5678/webhook/x',
+		);
+		expect(failure(() => toWebhookUrl('http://example.com/hook', 'URL')).problem).toMatch(
+			/must use https/,
+		);
 		expect(failure(() => toWebhookUrl('not a url', 'URL')).problem).toMatch(/absolute URL/);
 		expect(failure(() => toWebhookUrl('', 'URL')).problem).toBe('is required');
 	});

@@ -32,7 +32,11 @@ const OTHER_SIGNATURE = 'Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=';
 
 const NOW = 1_700_000_000;
 
-function headersOf(id: string, timestamp: number | string, signature: string): VerifyInput['headers'] {
+function headersOf(
+	id: string,
+	timestamp: number | string,
+	signature: string,
+): VerifyInput['headers'] {
 	return {
 		'webhook-id': id,
 		'webhook-timestamp': String(timestamp),
@@ -59,7 +63,9 @@ function randomSecret(bytes = 32): string {
 }
 
 /** a delivery signed with our signer, verified at NOW */
-function delivery(options: { body?: Buffer; keys?: Buffer[]; timestamp?: number; id?: string } = {}) {
+function delivery(
+	options: { body?: Buffer; keys?: Buffer[]; timestamp?: number; id?: string } = {},
+) {
 	const keys = options.keys ?? [parseSecret(randomSecret())];
 	const body = options.body ?? Buffer.from('{"id":"evt_1","type":"order.created"}');
 	const timestamp = options.timestamp ?? NOW;
@@ -77,17 +83,29 @@ function delivery(options: { body?: Buffer; keys?: Buffer[]; timestamp?: number;
 describe('Standard Webhooks published vectors', () => {
 	test('signWebhook reproduces the published signature', () => {
 		expect(
-			signWebhook(VECTOR.id, VECTOR.timestamp, Buffer.from(VECTOR.payload), parseSecret(VECTOR.secret)),
+			signWebhook(
+				VECTOR.id,
+				VECTOR.timestamp,
+				Buffer.from(VECTOR.payload),
+				parseSecret(VECTOR.secret),
+			),
 		).toBe(VECTOR.signature);
 	});
 
 	test('the published signature verifies', () => {
-		expect(verifyWebhook(vectorInput())).toEqual({ ok: true, id: VECTOR.id, timestamp: VECTOR.timestamp, unknownSignatures: 0 });
+		expect(verifyWebhook(vectorInput())).toEqual({
+			ok: true,
+			id: VECTOR.id,
+			timestamp: VECTOR.timestamp,
+			unknownSignatures: 0,
+		});
 	});
 
 	test('the library agrees on the vector (oracle sanity check)', () => {
 		const webhook = new Webhook(VECTOR.secret);
-		expect(webhook.sign(VECTOR.id, new Date(VECTOR.timestamp * 1000), VECTOR.payload)).toBe(VECTOR.signature);
+		expect(webhook.sign(VECTOR.id, new Date(VECTOR.timestamp * 1000), VECTOR.payload)).toBe(
+			VECTOR.signature,
+		);
 	});
 
 	test.each([
@@ -103,16 +121,24 @@ describe('Standard Webhooks published vectors', () => {
 	});
 
 	test('multi-signature header with the valid one in the middle verifies', () => {
-		const signature = [`v1,${OTHER_SIGNATURE}`, `v2,${OTHER_SIGNATURE}`, VECTOR.signature, `v1,${OTHER_SIGNATURE}`].join(' ');
+		const signature = [
+			`v1,${OTHER_SIGNATURE}`,
+			`v2,${OTHER_SIGNATURE}`,
+			VECTOR.signature,
+			`v1,${OTHER_SIGNATURE}`,
+		].join(' ');
 		const headers = headersOf(VECTOR.id, VECTOR.timestamp, signature);
 		expect(verifyWebhook(vectorInput({ headers })).ok).toBe(true);
 	});
 
-	test.each(['webhook-id', 'webhook-timestamp', 'webhook-signature'])('missing %s is rejected', (name) => {
-		const headers = { ...vectorInput().headers };
-		delete headers[name];
-		expectFailure(verifyWebhook(vectorInput({ headers })), 'missing-header');
-	});
+	test.each(['webhook-id', 'webhook-timestamp', 'webhook-signature'])(
+		'missing %s is rejected',
+		(name) => {
+			const headers = { ...vectorInput().headers };
+			delete headers[name];
+			expectFailure(verifyWebhook(vectorInput({ headers })), 'missing-header');
+		},
+	);
 
 	test('a non-numeric timestamp ("hello") is rejected', () => {
 		const headers = headersOf(VECTOR.id, 'hello', VECTOR.signature);
@@ -136,7 +162,9 @@ describe('Standard Webhooks published vectors', () => {
 		const signature = signWebhook(VECTOR.id, NOW, empty, key);
 		expect(signature).toBe(new Webhook(VECTOR.secret).sign(VECTOR.id, new Date(NOW * 1000), ''));
 		const headers = headersOf(VECTOR.id, NOW, signature);
-		expect(verifyWebhook({ headers, rawBody: empty, secrets: [key], nowSeconds: NOW }).ok).toBe(true);
+		expect(verifyWebhook({ headers, rawBody: empty, secrets: [key], nowSeconds: NOW }).ok).toBe(
+			true,
+		);
 	});
 
 	test('empty secrets are rejected ("" and "whsec_")', () => {
@@ -158,7 +186,9 @@ describe('parseSecret', () => {
 	}
 
 	test('decodes the published secret to 24 bytes', () => {
-		expect(parseSecret(VECTOR.secret)).toEqual(Buffer.from('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'base64'));
+		expect(parseSecret(VECTOR.secret)).toEqual(
+			Buffer.from('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'base64'),
+		);
 		expect(parseSecret(VECTOR.secret)).toHaveLength(24);
 	});
 
@@ -188,7 +218,10 @@ describe('parseSecret', () => {
 		['too little padding', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwBA='],
 		['padding in the middle', 'whsec_MfKQ9r8GKYqr=wjUPD8ILPZIo2LaLaSw'],
 		['a length of 4n+1 data characters', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwB'],
-		['non-zero trailing bits (python test secret "...SwBr")', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwBr=='],
+		[
+			'non-zero trailing bits (python test secret "...SwBr")',
+			'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwBr==',
+		],
 		['non-zero trailing bits, 1 pad', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwBrB='],
 		['only padding', 'whsec_===='],
 	])('rejects %s', (_name, secret) => {
@@ -260,36 +293,56 @@ describe('verifyWebhook: timestamp window', () => {
 		// signed over the exact header text, so only the format rule can reject it
 		const signature = `v1,${crypto.createHmac('sha256', key).update(`evt_1.${timestamp}.`).update(body).digest('base64')}`;
 		const headers = headersOf('evt_1', timestamp, signature);
-		expectFailure(verifyWebhook({ headers, rawBody: body, secrets: [key], nowSeconds: NOW }), 'bad-timestamp');
+		expectFailure(
+			verifyWebhook({ headers, rawBody: body, secrets: [key], nowSeconds: NOW }),
+			'bad-timestamp',
+		);
 	});
-
 });
 
 describe('verifyWebhook: headers', () => {
-	test.each(['webhook-id', 'webhook-timestamp', 'webhook-signature'])('%s empty is missing', (name) => {
-		const { input } = delivery();
-		expectFailure(verifyWebhook({ ...input, headers: { ...input.headers, [name]: '' } }), 'missing-header');
-	});
+	test.each(['webhook-id', 'webhook-timestamp', 'webhook-signature'])(
+		'%s empty is missing',
+		(name) => {
+			const { input } = delivery();
+			expectFailure(
+				verifyWebhook({ ...input, headers: { ...input.headers, [name]: '' } }),
+				'missing-header',
+			);
+		},
+	);
 
-	test.each(['webhook-id', 'webhook-timestamp', 'webhook-signature'])('%s given twice (array) is rejected', (name) => {
-		const { input } = delivery();
-		const value = input.headers[name] as string;
-		expectFailure(
-			verifyWebhook({ ...input, headers: { ...input.headers, [name]: [value, value] } }),
-			'duplicate-header',
-		);
-	});
+	test.each(['webhook-id', 'webhook-timestamp', 'webhook-signature'])(
+		'%s given twice (array) is rejected',
+		(name) => {
+			const { input } = delivery();
+			const value = input.headers[name] as string;
+			expectFailure(
+				verifyWebhook({ ...input, headers: { ...input.headers, [name]: [value, value] } }),
+				'duplicate-header',
+			);
+		},
+	);
 
 	test('a one-element array is the same as a string; an empty array is missing', () => {
 		const { input } = delivery();
 		const id = input.headers['webhook-id'] as string;
-		expect(verifyWebhook({ ...input, headers: { ...input.headers, 'webhook-id': [id] } }).ok).toBe(true);
-		expectFailure(verifyWebhook({ ...input, headers: { ...input.headers, 'webhook-id': [] } }), 'missing-header');
+		expect(verifyWebhook({ ...input, headers: { ...input.headers, 'webhook-id': [id] } }).ok).toBe(
+			true,
+		);
+		expectFailure(
+			verifyWebhook({ ...input, headers: { ...input.headers, 'webhook-id': [] } }),
+			'missing-header',
+		);
 	});
 
 	test('header names are the lower-case ones Node gives', () => {
 		const { input } = delivery();
-		const headers = { 'Webhook-Id': input.headers['webhook-id'], 'webhook-timestamp': input.headers['webhook-timestamp'], 'webhook-signature': input.headers['webhook-signature'] };
+		const headers = {
+			'Webhook-Id': input.headers['webhook-id'],
+			'webhook-timestamp': input.headers['webhook-timestamp'],
+			'webhook-signature': input.headers['webhook-signature'],
+		};
 		expectFailure(verifyWebhook({ ...input, headers }), 'missing-header');
 	});
 
@@ -305,7 +358,8 @@ describe('verifyWebhook: signature entries', () => {
 	test('v1a and v2 entries are ignored, even when they carry the right bytes', () => {
 		const { input, signature } = delivery();
 		const bytes = signature.slice(3);
-		const only = (header: string) => verifyWebhook({ ...input, headers: { ...input.headers, 'webhook-signature': header } });
+		const only = (header: string) =>
+			verifyWebhook({ ...input, headers: { ...input.headers, 'webhook-signature': header } });
 		expectFailure(only(`v1a,${bytes} v2,${bytes}`), 'no-v1-signature');
 		expectFailure(only(`V1,${bytes}`), 'no-v1-signature');
 		expectFailure(only(`${bytes}`), 'no-v1-signature');
@@ -322,7 +376,9 @@ describe('verifyWebhook: signature entries', () => {
 			`${wrong} ${wrong} ${signature}`,
 			`  ${wrong}   ${signature}  `,
 		]) {
-			expect(verifyWebhook({ ...input, headers: { ...input.headers, 'webhook-signature': header } }).ok).toBe(true);
+			expect(
+				verifyWebhook({ ...input, headers: { ...input.headers, 'webhook-signature': header } }).ok,
+			).toBe(true);
 		}
 	});
 
@@ -338,10 +394,21 @@ describe('verifyWebhook: signature entries', () => {
 
 	test.each([
 		['unpadded', false, (b64: string) => b64.replace(/=$/, '')],
-		['in the URL-safe alphabet', true, (b64: string) => b64.replace(/\+/g, '-').replace(/\//g, '_')],
-		['non-canonical in its last character', true, (b64: string) =>
-			b64.slice(0, 42) + ALPHABET64[ALPHABET64.indexOf(b64[42]) | 1] + '='],
-		['followed by a comma (Node joins duplicate headers with ", ")', true, (b64: string) => `${b64},`],
+		[
+			'in the URL-safe alphabet',
+			true,
+			(b64: string) => b64.replace(/\+/g, '-').replace(/\//g, '_'),
+		],
+		[
+			'non-canonical in its last character',
+			true,
+			(b64: string) => b64.slice(0, 42) + ALPHABET64[ALPHABET64.indexOf(b64[42]) | 1] + '=',
+		],
+		[
+			'followed by a comma (Node joins duplicate headers with ", ")',
+			true,
+			(b64: string) => `${b64},`,
+		],
 		['followed by an extra character', false, (b64: string) => `${b64}A`],
 		['split by a tab', true, (b64: string) => `${b64.slice(0, 10)}\t${b64.slice(10)}`],
 	])('a v1 entry %s does not match', (_name, nodeDecodesSame, mangle) => {
@@ -354,7 +421,10 @@ describe('verifyWebhook: signature entries', () => {
 			expect(Buffer.from(mangled, 'base64')).toEqual(Buffer.from(b64, 'base64'));
 		}
 		expectFailure(
-			verifyWebhook({ ...input, headers: { ...input.headers, 'webhook-signature': `v1,${mangled}` } }),
+			verifyWebhook({
+				...input,
+				headers: { ...input.headers, 'webhook-signature': `v1,${mangled}` },
+			}),
 			'signature-mismatch',
 		);
 	});
@@ -362,24 +432,36 @@ describe('verifyWebhook: signature entries', () => {
 	test('Node-joined duplicate signature headers still find the valid entry', () => {
 		const { input, signature } = delivery();
 		const joined = `v1,${crypto.randomBytes(32).toString('base64')}, ${signature}`;
-		expect(verifyWebhook({ ...input, headers: { ...input.headers, 'webhook-signature': joined } }).ok).toBe(true);
+		expect(
+			verifyWebhook({ ...input, headers: { ...input.headers, 'webhook-signature': joined } }).ok,
+		).toBe(true);
 	});
 
 	test('one HMAC per secret, not per entry', () => {
 		const a = parseSecret(randomSecret());
 		const b = parseSecret(randomSecret());
 		const { input } = delivery({ keys: [a] });
-		const wrong = Array.from({ length: 5 }, () => `v1,${crypto.randomBytes(32).toString('base64')}`).join(' ');
+		const wrong = Array.from(
+			{ length: 5 },
+			() => `v1,${crypto.randomBytes(32).toString('base64')}`,
+		).join(' ');
 		// spy on the module object the verifier calls into (not the import-star copy)
 		const spy = jest.spyOn(jest.requireActual<typeof crypto>('node:crypto'), 'createHmac');
 		try {
-			const result = verifyWebhook({ ...input, secrets: [a, b], headers: { ...input.headers, 'webhook-signature': wrong } });
+			const result = verifyWebhook({
+				...input,
+				secrets: [a, b],
+				headers: { ...input.headers, 'webhook-signature': wrong },
+			});
 			expectFailure(result, 'signature-mismatch');
 			expect(spy).toHaveBeenCalledTimes(2);
 			spy.mockClear();
 			// cheap rejections compute no HMAC at all
 			expectFailure(verifyWebhook({ ...input, nowSeconds: NOW + 1000 }), 'timestamp-too-old');
-			expectFailure(verifyWebhook({ ...input, headers: { ...input.headers, 'webhook-signature': 'v1,short' } }), 'signature-mismatch');
+			expectFailure(
+				verifyWebhook({ ...input, headers: { ...input.headers, 'webhook-signature': 'v1,short' } }),
+				'signature-mismatch',
+			);
 			expect(spy).not.toHaveBeenCalled();
 		} finally {
 			spy.mockRestore();
@@ -408,10 +490,19 @@ describe('verifyWebhook: secrets', () => {
 		const ours = parseSecret(randomSecret(32));
 		const theirs = parseSecret(randomSecret(32));
 		const mine = parseSecret(randomSecret(32));
-		expect(verifyWebhook({ ...delivery({ keys: [ours] }).input, secrets: [ours] })).toMatchObject({ ok: true, unknownSignatures: 0 });
-		expect(verifyWebhook({ ...delivery({ keys: [theirs, ours] }).input, secrets: [ours] })).toMatchObject({ ok: true, unknownSignatures: 1 });
-		expect(verifyWebhook({ ...delivery({ keys: [ours, mine] }).input, secrets: [mine, ours] })).toMatchObject({ ok: true, unknownSignatures: 0 });
-		expect(verifyWebhook({ ...delivery({ keys: [theirs, mine] }).input, secrets: [mine, ours] })).toMatchObject({ ok: true, unknownSignatures: 1 });
+		expect(verifyWebhook({ ...delivery({ keys: [ours] }).input, secrets: [ours] })).toMatchObject({
+			ok: true,
+			unknownSignatures: 0,
+		});
+		expect(
+			verifyWebhook({ ...delivery({ keys: [theirs, ours] }).input, secrets: [ours] }),
+		).toMatchObject({ ok: true, unknownSignatures: 1 });
+		expect(
+			verifyWebhook({ ...delivery({ keys: [ours, mine] }).input, secrets: [mine, ours] }),
+		).toMatchObject({ ok: true, unknownSignatures: 0 });
+		expect(
+			verifyWebhook({ ...delivery({ keys: [theirs, mine] }).input, secrets: [mine, ours] }),
+		).toMatchObject({ ok: true, unknownSignatures: 1 });
 	});
 
 	test('no secret at all is its own failure', () => {
@@ -431,7 +522,9 @@ describe('verifyWebhook: secrets', () => {
 
 	test('shortest (24 B) and longest (64 B) keys verify', () => {
 		for (const size of [24, 64]) {
-			expect(verifyWebhook(delivery({ keys: [parseSecret(randomSecret(size))] }).input).ok).toBe(true);
+			expect(verifyWebhook(delivery({ keys: [parseSecret(randomSecret(size))] }).input).ok).toBe(
+				true,
+			);
 		}
 	});
 });
@@ -481,18 +574,31 @@ describe('property: agreement with the standardwebhooks library', () => {
 		}
 	}
 
-	test('valid deliveries signed by the library: both accept, and our signature equals the library\'s', () => {
+	test("valid deliveries signed by the library: both accept, and our signature equals the library's", () => {
 		fc.assert(
-			fc.property(keyArb, idArb, bodyArb, fc.integer({ min: -300, max: 300 }), (key, id, body, offset) => {
-				const secret = `whsec_${key.toString('base64')}`;
-				const timestamp = NOW + offset;
-				const signature = new Webhook(secret).sign(id, new Date(timestamp * 1000), body);
-				expect(signWebhook(id, timestamp, Buffer.from(body, 'utf8'), parseSecret(secret))).toBe(signature);
-				const headers = headersOf(id, timestamp, signature) as Record<string, string>;
-				expect(libraryAccepts(secret, body, headers)).toBe(true);
-				const ours = verifyWebhook({ headers, rawBody: Buffer.from(body, 'utf8'), secrets: [parseSecret(secret)], nowSeconds: NOW });
-				expect(ours).toEqual({ ok: true, id, timestamp, unknownSignatures: 0 });
-			}),
+			fc.property(
+				keyArb,
+				idArb,
+				bodyArb,
+				fc.integer({ min: -300, max: 300 }),
+				(key, id, body, offset) => {
+					const secret = `whsec_${key.toString('base64')}`;
+					const timestamp = NOW + offset;
+					const signature = new Webhook(secret).sign(id, new Date(timestamp * 1000), body);
+					expect(signWebhook(id, timestamp, Buffer.from(body, 'utf8'), parseSecret(secret))).toBe(
+						signature,
+					);
+					const headers = headersOf(id, timestamp, signature) as Record<string, string>;
+					expect(libraryAccepts(secret, body, headers)).toBe(true);
+					const ours = verifyWebhook({
+						headers,
+						rawBody: Buffer.from(body, 'utf8'),
+						secrets: [parseSecret(secret)],
+						nowSeconds: NOW,
+					});
+					expect(ours).toEqual({ ok: true, id, timestamp, unknownSignatures: 0 });
+				},
+			),
 			{ numRuns: 300 },
 		);
 	});
@@ -501,7 +607,9 @@ describe('property: agreement with the standardwebhooks library', () => {
 		const entryArb = fc.oneof(
 			fc.constant('valid'),
 			fc.constantFrom('v1a', 'v2', 'v0').map((v) => `${v},VALID`),
-			fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => `v1,${Buffer.from(b).toString('base64')}`),
+			fc
+				.uint8Array({ minLength: 32, maxLength: 32 })
+				.map((b) => `v1,${Buffer.from(b).toString('base64')}`),
 			fc.stringMatching(/^v1,[A-Za-z0-9+/=]{0,50}$/),
 		);
 		fc.assert(
@@ -519,7 +627,12 @@ describe('property: agreement with the standardwebhooks library', () => {
 						.map((e) => (e === 'valid' ? valid : e.replace('VALID', valid.slice(3))))
 						.join(' ');
 					const headers = headersOf(id, timestamp, header) as Record<string, string>;
-					const ours = verifyWebhook({ headers, rawBody: Buffer.from(body, 'utf8'), secrets: [parseSecret(secret)], nowSeconds: NOW });
+					const ours = verifyWebhook({
+						headers,
+						rawBody: Buffer.from(body, 'utf8'),
+						secrets: [parseSecret(secret)],
+						nowSeconds: NOW,
+					});
 					expect(ours.ok).toBe(libraryAccepts(secret, body, headers));
 					expect(ours.ok).toBe(Math.abs(offset) <= 300 && entries.includes('valid'));
 				},
@@ -540,13 +653,37 @@ describe('property: every single mutation of a valid delivery is rejected', () =
 		| { kind: 'signature-version'; version: string };
 
 	const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
-		fc.record({ kind: fc.constant('body-bit' as const), index: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
-		fc.record({ kind: fc.constant('id' as const), suffix: fc.string({ minLength: 1, maxLength: 3 }) }),
-		fc.record({ kind: fc.constant('timestamp' as const), delta: fc.integer({ min: -300, max: 300 }).filter((d) => d !== 0) }),
-		fc.record({ kind: fc.constant('secret-bit' as const), index: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
-		fc.record({ kind: fc.constant('signature-char' as const), index: fc.integer({ min: 0, max: 42 }), step: fc.integer({ min: 1, max: 63 }) }),
-		fc.record({ kind: fc.constant('signature-truncate' as const), length: fc.integer({ min: 0, max: 43 }) }),
-		fc.record({ kind: fc.constant('signature-version' as const), version: fc.constantFrom('v1a', 'v2', 'v0', 'V1', '') }),
+		fc.record({
+			kind: fc.constant('body-bit' as const),
+			index: fc.nat(),
+			bit: fc.integer({ min: 0, max: 7 }),
+		}),
+		fc.record({
+			kind: fc.constant('id' as const),
+			suffix: fc.string({ minLength: 1, maxLength: 3 }),
+		}),
+		fc.record({
+			kind: fc.constant('timestamp' as const),
+			delta: fc.integer({ min: -300, max: 300 }).filter((d) => d !== 0),
+		}),
+		fc.record({
+			kind: fc.constant('secret-bit' as const),
+			index: fc.nat(),
+			bit: fc.integer({ min: 0, max: 7 }),
+		}),
+		fc.record({
+			kind: fc.constant('signature-char' as const),
+			index: fc.integer({ min: 0, max: 42 }),
+			step: fc.integer({ min: 1, max: 63 }),
+		}),
+		fc.record({
+			kind: fc.constant('signature-truncate' as const),
+			length: fc.integer({ min: 0, max: 43 }),
+		}),
+		fc.record({
+			kind: fc.constant('signature-version' as const),
+			version: fc.constantFrom('v1a', 'v2', 'v0', 'V1', ''),
+		}),
 	);
 	const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
@@ -561,7 +698,12 @@ describe('property: every single mutation of a valid delivery is rejected', () =
 					const key = Buffer.from(keyBytes);
 					const body = Buffer.from(bodyBytes);
 					const signature = signWebhook(id, NOW, body, key);
-					const base: VerifyInput = { headers: headersOf(id, NOW, signature), rawBody: body, secrets: [key], nowSeconds: NOW };
+					const base: VerifyInput = {
+						headers: headersOf(id, NOW, signature),
+						rawBody: body,
+						secrets: [key],
+						nowSeconds: NOW,
+					};
 					expect(verifyWebhook(base).ok).toBe(true);
 
 					const m = { ...base, headers: { ...base.headers } };
@@ -590,7 +732,8 @@ describe('property: every single mutation of a valid delivery is rejected', () =
 							let v = (ALPHABET.indexOf(b64[i]) + mutation.step) % 64;
 							// the last data character carries 2 unused bits; keep the change in used bits
 							if (i === 42) v = (ALPHABET.indexOf(b64[i]) + 4 * (1 + (mutation.step % 15))) % 64;
-							m.headers['webhook-signature'] = `v1,${b64.slice(0, i)}${ALPHABET[v]}${b64.slice(i + 1)}`;
+							m.headers['webhook-signature'] =
+								`v1,${b64.slice(0, i)}${ALPHABET[v]}${b64.slice(i + 1)}`;
 							break;
 						}
 						case 'signature-truncate':

@@ -11,7 +11,10 @@ export function forOperation(
 	operation: string,
 	properties: INodeProperties[],
 ): INodeProperties[] {
-	return updateDisplayOptions({ show: { resource: [resource], operation: [operation] } }, properties);
+	return updateDisplayOptions(
+		{ show: { resource: [resource], operation: [operation] } },
+		properties,
+	);
 }
 
 export function paginationProperties(maxLimit: number): INodeProperties[] {
@@ -53,7 +56,8 @@ export const brandIdsFilter: INodeProperties = {
 	type: 'string',
 	default: '',
 	placeholder: '1,2,3',
-	description: 'Only records of these brands (comma-separated IDs). Empty: every brand in your scope.',
+	description:
+		'Only records of these brands (comma-separated IDs). Empty: every brand in your scope.',
 };
 
 export const idempotencyKeyOption: INodeProperties = {
@@ -62,7 +66,7 @@ export const idempotencyKeyOption: INodeProperties = {
 	type: 'string',
 	default: '',
 	description:
-		'Key that makes the write happen at most once, even across re-runs of the workflow (e.g. an expression on the input item\'s ID). Empty: the node generates a new key per item and keeps it across retries.',
+		"Key that makes the write happen at most once, even across re-runs of the workflow (e.g. an expression on the input item's ID). Empty: the node generates a new key per item and keeps it across retries.",
 };
 
 /** The Options collection of a write: its idempotency key. */

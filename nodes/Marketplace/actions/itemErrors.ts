@@ -18,7 +18,8 @@ export function toNodeError(
 		if (error.context.itemIndex === undefined) error.context.itemIndex = itemIndex;
 		return error;
 	}
-	if (error instanceof InputError) return invalidParameter(ctx.getNode(), error, { itemIndex, retry: 'run' });
+	if (error instanceof InputError)
+		return invalidParameter(ctx.getNode(), error, { itemIndex, retry: 'run' });
 	return new NodeOperationError(ctx.getNode(), error as Error, { itemIndex });
 }
 
@@ -27,7 +28,11 @@ export function toNodeError(
  * n8n routes an item to the error output only when its json has no keys but error, message and
  * details (WorkflowExecute.handleNodeErrorOutput), so everything else goes into details.
  */
-export function errorItem(error: NodeApiError | NodeOperationError, itemIndex: number, extra: IDataObject = {}): INodeExecutionData {
+export function errorItem(
+	error: NodeApiError | NodeOperationError,
+	itemIndex: number,
+	extra: IDataObject = {},
+): INodeExecutionData {
 	const details: IDataObject = { ...extra };
 	if (error.description) details.description = error.description;
 	if (error instanceof NodeApiError && error.httpCode) details.httpCode = error.httpCode;

@@ -1,7 +1,12 @@
 /**
  * The two shapes an operation file exports (one file per operation, description beside execute).
  */
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 
 /** Runs once per input item: `parse` checks every item before `run` sends anything. */
 export interface ItemOperation<Input = unknown> {

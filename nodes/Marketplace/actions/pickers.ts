@@ -14,7 +14,10 @@ const idMode = (placeholder: string, what: string) => ({
 	validation: [
 		{
 			type: 'regex' as const,
-			properties: { regex: '^\\s*[1-9][0-9]*\\s*$', errorMessage: `Not a valid ${what} ID: a whole number of 1 or more` },
+			properties: {
+				regex: '^\\s*[1-9][0-9]*\\s*$',
+				errorMessage: `Not a valid ${what} ID: a whole number of 1 or more`,
+			},
 		},
 	],
 });
@@ -65,7 +68,11 @@ export const endpointProperty: INodeProperties = {
 };
 
 /** The ID a picker (or an expression) holds, checked. */
-export function pickedId(ctx: IExecuteFunctions, name: keyof typeof LABELS, itemIndex: number): number {
+export function pickedId(
+	ctx: IExecuteFunctions,
+	name: keyof typeof LABELS,
+	itemIndex: number,
+): number {
 	const value = ctx.getNodeParameter(name, itemIndex, undefined, { extractValue: true });
 	return toId(value, LABELS[name]);
 }

@@ -20,7 +20,9 @@ export function requestSettings(ctx: IExecuteFunctions, itemIndex: number): Tran
 /** The user's idempotency key for this item (Options > Idempotency Key), else a new one. */
 export function idempotencyKeyFor(ctx: IExecuteFunctions, itemIndex: number): string {
 	const options = param<IDataObject>(ctx, 'options', itemIndex, {});
-	return toIdempotencyKey(options.idempotencyKey, 'Options > Idempotency Key') ?? newIdempotencyKey();
+	return (
+		toIdempotencyKey(options.idempotencyKey, 'Options > Idempotency Key') ?? newIdempotencyKey()
+	);
 }
 
 export interface PageInput {
@@ -28,7 +30,11 @@ export interface PageInput {
 	limit?: number;
 }
 
-export function readPageParams(ctx: IExecuteFunctions, itemIndex: number, maxLimit: number): PageInput {
+export function readPageParams(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	maxLimit: number,
+): PageInput {
 	const returnAll = param<boolean>(ctx, 'returnAll', itemIndex, false);
 	if (returnAll) return { returnAll };
 	return { returnAll, limit: toLimit(param(ctx, 'limit', itemIndex, 50), 'Limit', maxLimit) };

@@ -16,7 +16,10 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const operationName = this.getNodeParameter('operation', 0) as string;
 	const operation: Operation | undefined = operations[resource]?.[operationName];
 	if (!operation) {
-		throw new NodeOperationError(this.getNode(), `The operation "${operationName}" of "${resource}" is not supported`);
+		throw new NodeOperationError(
+			this.getNode(),
+			`The operation "${operationName}" of "${resource}" is not supported`,
+		);
 	}
 	if (operation.kind === 'batch') return [await operation.execute.call(this, items)];
 

@@ -41,10 +41,7 @@ export function writeOperation(spec: {
 }): ItemOperation<WriteInput> {
 	return {
 		kind: 'item',
-		description: forOperation(spec.resource, spec.operation, [
-			...spec.properties,
-			writeOptions,
-		]),
+		description: forOperation(spec.resource, spec.operation, [...spec.properties, writeOptions]),
 		parse(itemIndex) {
 			return {
 				...spec.parse(this, itemIndex),

@@ -23,14 +23,22 @@ import { toStringList } from '../../shared/validation';
 function matches(filter: string | undefined, ...texts: unknown[]): boolean {
 	const wanted = filter?.trim().toLowerCase();
 	if (!wanted) return true;
-	return texts.some((t) => String(t ?? '').toLowerCase().includes(wanted));
+	return texts.some((t) =>
+		String(t ?? '')
+			.toLowerCase()
+			.includes(wanted),
+	);
 }
 
 /**
  * One list read; a key without the read permission gets a message the picker can show that says
  * what is missing and how to go on, instead of the bare 403.
  */
-async function listFor(ctx: ILoadOptionsFunctions, what: string, options: ReadAllOptions): Promise<IDataObject[]> {
+async function listFor(
+	ctx: ILoadOptionsFunctions,
+	what: string,
+	options: ReadAllOptions,
+): Promise<IDataObject[]> {
 	try {
 		return await readAll.call(ctx, options);
 	} catch (error) {
@@ -47,7 +55,10 @@ async function listFor(ctx: ILoadOptionsFunctions, what: string, options: ReadAl
 }
 
 /** Brand discovery without a limit answers with the whole accessible set in one request. */
-async function searchBrands(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+async function searchBrands(
+	this: ILoadOptionsFunctions,
+	filter?: string,
+): Promise<INodeListSearchResult> {
 	const brands = await listFor(this, 'brands', { route: 'listBrands', returnAll: true });
 	const results: INodeListSearchItems[] = brands
 		.filter((b) => matches(filter, b.name, b.id))
@@ -56,7 +67,10 @@ async function searchBrands(this: ILoadOptionsFunctions, filter?: string): Promi
 }
 
 /** A user owns at most ten endpoints, so one read lists them all; each shows URL and status. */
-async function searchWebhookEndpoints(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+async function searchWebhookEndpoints(
+	this: ILoadOptionsFunctions,
+	filter?: string,
+): Promise<INodeListSearchResult> {
 	const endpoints = await listFor(this, 'webhook endpoints', {
 		route: 'listWebhookEndpoints',
 		returnAll: true,
@@ -72,11 +86,16 @@ async function searchWebhookEndpoints(this: ILoadOptionsFunctions, filter?: stri
 }
 
 /** The category names the service reports for the chosen brand's health. */
-async function getBrandHealthCategories(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
+async function getBrandHealthCategories(
+	this: ILoadOptionsFunctions,
+): Promise<INodePropertyOptions[]> {
 	const picked = this.getCurrentNodeParameter('brandId', { extractValue: true });
 	const brandId = /^\s*[1-9][0-9]*\s*$/.test(String(picked ?? '')) ? Number(picked) : undefined;
 	if (brandId === undefined) {
-		throw new NodeOperationError(this.getNode(), 'Choose a Brand first: the categories are listed per brand');
+		throw new NodeOperationError(
+			this.getNode(),
+			'Choose a Brand first: the categories are listed per brand',
+		);
 	}
 	const [health] = await listFor(this, 'brand health categories', {
 		route: 'getBrandHealth',

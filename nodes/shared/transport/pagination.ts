@@ -7,7 +7,12 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { ROUTES, type Pagination, type RouteName } from '../routes';
 import type { QueryValues } from './queryEncoding';
-import { apiRequest, DEFAULT_TRANSPORT, type TransportContext, type TransportSettings } from './request';
+import {
+	apiRequest,
+	DEFAULT_TRANSPORT,
+	type TransportContext,
+	type TransportSettings,
+} from './request';
 import { isRecord } from '../isRecord';
 
 export interface ReadAllOptions {
@@ -30,17 +35,26 @@ export function recordsOf(body: unknown, collection: string | undefined): IDataO
 	return isRecord(body) && !collection ? [body] : [];
 }
 
-export async function readAll(this: TransportContext, options: ReadAllOptions): Promise<IDataObject[]> {
+export async function readAll(
+	this: TransportContext,
+	options: ReadAllOptions,
+): Promise<IDataObject[]> {
 	const route = ROUTES[options.route];
 	const settings = options.settings ?? DEFAULT_TRANSPORT;
 	const request = (query: QueryValues) =>
-		apiRequest.call(this, { route: options.route, pathParams: options.pathParams, query, itemIndex: options.itemIndex }, settings);
+		apiRequest.call(
+			this,
+			{ route: options.route, pathParams: options.pathParams, query, itemIndex: options.itemIndex },
+			settings,
+		);
 
 	if (!('pagination' in route)) {
 		const collection = 'collection' in route ? route.collection : undefined;
 		const { body } = await request(options.query ?? {});
 		const records = recordsOf(body, collection);
-		return options.returnAll || options.limit === undefined ? records : records.slice(0, options.limit);
+		return options.returnAll || options.limit === undefined
+			? records
+			: records.slice(0, options.limit);
 	}
 
 	const pagination: Pagination = route.pagination;
@@ -57,7 +71,8 @@ export async function readAll(this: TransportContext, options: ReadAllOptions): 
 	for (let page = 1; ; page++) {
 		const { body } = await request({ ...options.query, page, limit: pagination.maxLimit });
 		records.push(...recordsOf(body, pagination.collection));
-		const totalPages = isRecord(body) && isRecord(body.pagination) ? Number(body.pagination.totalPages) : NaN;
+		const totalPages =
+			isRecord(body) && isRecord(body.pagination) ? Number(body.pagination.totalPages) : NaN;
 		if (!Number.isFinite(totalPages) || page >= totalPages) break;
 	}
 	return records;

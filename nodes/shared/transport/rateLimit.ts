@@ -195,7 +195,12 @@ export class Pacer {
 	 * nothing, or no answer came). `sentAtMs` is the latest moment the service can have counted the
 	 * request (the transport passes the arrival time of the answer).
 	 */
-	observe(ticket: number, reading: RateLimitReading | undefined, nowMs: number, sentAtMs?: number): void {
+	observe(
+		ticket: number,
+		reading: RateLimitReading | undefined,
+		nowMs: number,
+		sentAtMs?: number,
+	): void {
 		this.inFlight.delete(ticket);
 		if (!reading || (this.remaining !== undefined && ticket < this.readFrom)) return;
 		const announced = nowMs + reading.resetSeconds * 1000;

@@ -186,17 +186,25 @@ function unexpectedError(
 	itemIndex: number | undefined,
 ): NodeApiError {
 	const message = error instanceof Error ? error.message : String(error);
-	return nodeApiError(ctx.getNode(), { message, requestId }, { message: `request failed: ${message} (request id ${requestId})`, itemIndex });
+	return nodeApiError(
+		ctx.getNode(),
+		{ message, requestId },
+		{ message: `request failed: ${message} (request id ${requestId})`, itemIndex },
+	);
 }
 
 async function baseUrlOf(ctx: TransportContext): Promise<string> {
 	const credentials = await ctx.getCredentials<{ baseUrl?: string }>(CREDENTIAL_TYPE);
-	const baseUrl = String(credentials.baseUrl ?? '').trim().replace(/\/+$/, '');
+	const baseUrl = String(credentials.baseUrl ?? '')
+		.trim()
+		.replace(/\/+$/, '');
 	if (!/^https?:\/\/[^/]/i.test(baseUrl)) {
 		throw new NodeApiError(
 			ctx.getNode(),
 			{ field: 'baseUrl' },
-			{ message: 'The credential\'s Base URL must be an http(s) URL such as https://api.example.com' },
+			{
+				message: "The credential's Base URL must be an http(s) URL such as https://api.example.com",
+			},
 		);
 	}
 	return baseUrl;
@@ -247,15 +255,12 @@ export async function apiRequest<T = unknown>(
 		const requestId = randomUUID();
 
 		let outcome: Outcome;
-		let response:
-			| { body: unknown; headers: unknown; statusCode: number }
-			| undefined;
+		let response: { body: unknown; headers: unknown; statusCode: number } | undefined;
 		try {
-			response = (await this.helpers.httpRequestWithAuthentication.call(
-				this,
-				CREDENTIAL_TYPE,
-				{ ...options, headers: { ...headers, 'X-Request-Id': requestId } },
-			)) as { body: unknown; headers: unknown; statusCode: number };
+			response = (await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, {
+				...options,
+				headers: { ...headers, 'X-Request-Id': requestId },
+			})) as { body: unknown; headers: unknown; statusCode: number };
 		} catch (error) {
 			pacer.observe(ticket, undefined, clock.now());
 			const code = networkCode(error);
@@ -306,7 +311,13 @@ export async function apiRequest<T = unknown>(
 			if (write && request.reconcile) {
 				const found = await request.reconcile();
 				if (found !== undefined) {
-					return { body: found as T, headers: {}, requestId: answeredId, replayed: false, uncertain };
+					return {
+						body: found as T,
+						headers: {},
+						requestId: answeredId,
+						replayed: false,
+						uncertain,
+					};
 				}
 			}
 		}

@@ -12,7 +12,11 @@ export interface RetrySettings {
 	maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY: RetrySettings = { maxAttempts: 5, baseDelayMs: 1000, maxDelayMs: 120_000 };
+export const DEFAULT_RETRY: RetrySettings = {
+	maxAttempts: 5,
+	baseDelayMs: 1000,
+	maxDelayMs: 120_000,
+};
 
 export type Outcome =
 	| { kind: 'response'; status: number; slug?: string; retryAfter?: string }

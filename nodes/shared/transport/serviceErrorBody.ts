@@ -6,7 +6,6 @@
  */
 import { isRecord } from '../isRecord';
 
-
 export interface ProblemPointer {
 	pointer: string;
 	detail: string;
@@ -104,13 +103,13 @@ const ADVICE: Record<string, string> = {
 		'The API key is missing, unknown or revoked. Check the Marketplace Management API credential.',
 	forbidden:
 		'The API key lacks the permission for this operation, or a brand is outside its scope.',
-	'not-found': 'The resource does not exist or is outside the API key\'s brand scope.',
-	conflict: 'The request conflicts with the resource\'s current state: read it again, then decide.',
+	'not-found': "The resource does not exist or is outside the API key's brand scope.",
+	conflict: "The request conflicts with the resource's current state: read it again, then decide.",
 	'idempotency-key-reused':
 		'This Idempotency-Key was already used for a different request. Use a new key (or leave the Idempotency Key option empty to let the node generate one per item).',
 	'idempotency-in-progress': 'A request with the same Idempotency-Key is still running.',
 	'payload-too-large': 'The request body is too large: send fewer items per request.',
-	'rate-limited': 'The API key\'s request quota was used up and retries did not get through.',
+	'rate-limited': "The API key's request quota was used up and retries did not get through.",
 	internal: 'The service failed; retries with backoff did not succeed.',
 };
 

@@ -42,7 +42,10 @@ export function readFailure(error: unknown): ApiFailure {
 	const pointers = Array.isArray(body.errors)
 		? (body.errors as Array<Record<string, unknown>>)
 				.filter((e) => e && typeof e.pointer === 'string')
-				.map((e) => ({ pointer: String(e.pointer), detail: typeof e.detail === 'string' ? e.detail : '' }))
+				.map((e) => ({
+					pointer: String(e.pointer),
+					detail: typeof e.detail === 'string' ? e.detail : '',
+				}))
 		: [];
 	return {
 		status: Number.isInteger(status) && status >= 100 ? status : undefined,
@@ -68,6 +71,7 @@ export function isTransient(failure: ApiFailure): boolean {
  * returns an error it is given as is.)
  */
 export function errorObjectOf(error: unknown): JsonObject {
-	if (error instanceof NodeApiError && error.errorResponse) return { ...(error.errorResponse as JsonObject) };
+	if (error instanceof NodeApiError && error.errorResponse)
+		return { ...(error.errorResponse as JsonObject) };
 	return { message: error instanceof Error ? error.message : String(error) };
 }

@@ -14,7 +14,11 @@ export function listProducts({ state, user, query }: ApiContext) {
 	const brandCounts: Record<string, number> = {};
 	const statusCounts: Record<string, number> = {};
 	for (const p of matching) {
-		const c = categoryCounts.get(p.category) ?? { id: p.categoryId, name: p.category, productCount: 0 };
+		const c = categoryCounts.get(p.category) ?? {
+			id: p.categoryId,
+			name: p.category,
+			productCount: 0,
+		};
 		c.productCount++;
 		categoryCounts.set(p.category, c);
 		brandCounts[p.brandId] = (brandCounts[p.brandId] ?? 0) + 1;
@@ -45,7 +49,11 @@ export function listInventoryForecasts({ state, user, query }: ApiContext) {
 	query.allowOnly(['brandIds', 'page', 'limit']);
 	const brands = brandFilter(user, query.intList('brandIds', route.listEncoding));
 	const { page, limit } = query.page(route.pagination);
-	const result = paginate(state.store.forecasts.filter((f) => brands.has(f.brandId)), page, limit as number);
+	const result = paginate(
+		state.store.forecasts.filter((f) => brands.has(f.brandId)),
+		page,
+		limit as number,
+	);
 	return ok({ forecasts: result.items, pagination: result.pagination });
 }
 
@@ -55,9 +63,11 @@ export function getBrandHealth({ state, user, query }: ApiContext) {
 	if (brandId === undefined) throw invalid('/brandId', 'brandId is required');
 	const categories = query.list('categories', ROUTES.getBrandHealth.listEncoding);
 	for (const name of categories ?? []) {
-		if (!state.store.categories.some((c) => c.name === name)) throw invalid('/categories', `unknown category '${name}'`);
+		if (!state.store.categories.some((c) => c.name === name))
+			throw invalid('/categories', `unknown category '${name}'`);
 	}
-	if (!inScope(user, brandId)) throw new ApiError('forbidden', `brand ${brandId} is outside the key's brand scope`);
+	if (!inScope(user, brandId))
+		throw new ApiError('forbidden', `brand ${brandId} is outside the key's brand scope`);
 	const health = state.store.brandHealth.find((h) => h.brandId === brandId);
 	if (!health) throw new ApiError('not-found', `no brand health for brand ${brandId}`);
 	const wanted = (name: string) => !categories || categories.includes(name);

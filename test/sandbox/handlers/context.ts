@@ -32,7 +32,8 @@ export function inScope(user: User, brandId: number): boolean {
 export function brandFilter(user: User, requested: number[] | undefined): Set<number> {
 	if (!requested) return new Set(user.brandIds);
 	const outside = requested.filter((id) => !inScope(user, id));
-	if (outside.length) throw new ApiError('forbidden', `brand ${outside.join(', ')} is outside the key's brand scope`);
+	if (outside.length)
+		throw new ApiError('forbidden', `brand ${outside.join(', ')} is outside the key's brand scope`);
 	return new Set(requested);
 }
 

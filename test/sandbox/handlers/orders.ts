@@ -12,7 +12,8 @@ const RETURN_STATUSES = ['Requested', 'Received', 'Refunded'] as const;
 export function parseStartDate(value: string): number {
 	const m = /^(\d{4}-\d{2}-\d{2})(T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z)?$/.exec(value);
 	const ms = m ? Date.parse(m[2] ? value : `${m[1]}T00:00:00Z`) : NaN;
-	if (Number.isNaN(ms)) throw invalid('/startDate', 'startDate must be an ISO 8601 UTC date-time or a YYYY-MM-DD date');
+	if (Number.isNaN(ms))
+		throw invalid('/startDate', 'startDate must be an ISO 8601 UTC date-time or a YYYY-MM-DD date');
 	return ms;
 }
 
@@ -23,7 +24,10 @@ export function listOrders({ state, user, query }: ApiContext) {
 	const brands = brandFilter(user, query.intList('brandIds', route.listEncoding));
 	const model = query.scalar('fulfillmentModel');
 	if (model !== undefined && !FULFILLMENT_MODELS.includes(model)) {
-		throw invalid('/fulfillmentModel', `fulfillmentModel must be one of ${FULFILLMENT_MODELS.join(', ')}`);
+		throw invalid(
+			'/fulfillmentModel',
+			`fulfillmentModel must be one of ${FULFILLMENT_MODELS.join(', ')}`,
+		);
 	}
 	const rawStart = query.scalar('startDate');
 	const start = rawStart === undefined ? undefined : parseStartDate(rawStart);
@@ -48,16 +52,35 @@ export function getOrder({ state, user, params, query }: ApiContext) {
 export function markOrdersPacked({ state, user, rawBody, query }: ApiContext) {
 	query.allowOnly([]);
 	const body = parseJsonObject(rawBody);
-	const errors = validateBody(body, { orderIds: { type: 'integerArray', required: true, minItems: 1, maxItems: MARK_PACKED_MAX_BATCH } });
+	const errors = validateBody(body, {
+		orderIds: {
+			type: 'integerArray',
+			required: true,
+			minItems: 1,
+			maxItems: MARK_PACKED_MAX_BATCH,
+		},
+	});
 	if (errors.length) throw invalidAll(errors);
 	const now = state.clock.iso();
 	const results = (body.orderIds as number[]).map((orderId) => {
 		const order: Order | undefined = state.store.order(orderId);
 		if (!order || !inScope(user, order.brandId)) {
-			return { orderId, success: false, error: itemError('not-found', `order ${orderId} not found`, state.errorsUrl) };
+			return {
+				orderId,
+				success: false,
+				error: itemError('not-found', `order ${orderId} not found`, state.errorsUrl),
+			};
 		}
 		if (order.status !== 'Created') {
-			return { orderId, success: false, error: itemError('conflict', `order ${orderId} is ${order.status}, only Created orders can be packed`, state.errorsUrl) };
+			return {
+				orderId,
+				success: false,
+				error: itemError(
+					'conflict',
+					`order ${orderId} is ${order.status}, only Created orders can be packed`,
+					state.errorsUrl,
+				),
+			};
 		}
 		order.status = 'Packed';
 		order.updatedAt = now;
@@ -72,7 +95,9 @@ export function listReturns({ state, user, query }: ApiContext) {
 	const brands = brandFilter(user, query.intList('brandIds', route.listEncoding));
 	const statuses = query.enumList('statuses', route.listEncoding, RETURN_STATUSES);
 	const { page, limit } = query.page(route.pagination);
-	const matching = state.store.returns.filter((r) => brands.has(r.brandId) && (!statuses || statuses.includes(r.status)));
+	const matching = state.store.returns.filter(
+		(r) => brands.has(r.brandId) && (!statuses || statuses.includes(r.status)),
+	);
 	const result = paginate(matching, page, limit as number);
 	return ok({ returns: result.items, pagination: result.pagination });
 }

@@ -11,7 +11,10 @@ function filtered(store: Store, user: User, query: Query, encoding: ListEncoding
 	const channels = query.intList('saleChannelIds', encoding);
 	const statuses = query.enumList('statuses', encoding, PURCHASE_ORDER_STATUSES);
 	return store.purchaseOrders.filter(
-		(po) => brands.has(po.brandId) && (!channels || channels.includes(po.saleChannelId)) && (!statuses || statuses.includes(po.status)),
+		(po) =>
+			brands.has(po.brandId) &&
+			(!channels || channels.includes(po.saleChannelId)) &&
+			(!statuses || statuses.includes(po.status)),
 	);
 }
 
@@ -26,5 +29,7 @@ export function listPurchaseOrders({ state, user, query }: ApiContext) {
 
 export function exportPurchaseOrders({ state, user, query }: ApiContext) {
 	query.allowOnly(['brandIds', 'saleChannelIds', 'statuses']);
-	return ok({ purchaseOrders: filtered(state.store, user, query, ROUTES.exportPurchaseOrders.listEncoding) });
+	return ok({
+		purchaseOrders: filtered(state.store, user, query, ROUTES.exportPurchaseOrders.listEncoding),
+	});
 }

@@ -34,14 +34,16 @@ export function connectSaleChannel({ state, user, params, rawBody, query }: ApiC
 	let body: Record<string, unknown> = {};
 	asPlain(() => {
 		query.allowOnly([]);
-		if (!isPositiveInteger(params.brandId)) throw invalid('/brandId', 'brandId must be a positive integer');
+		if (!isPositiveInteger(params.brandId))
+			throw invalid('/brandId', 'brandId must be a positive integer');
 		body = parseJsonObject(rawBody);
 	});
 	const errors = validateBody(body, CONNECT_SCHEMA);
 	if (errors.length) throw new PlainValidationError(errors);
 
 	const brandId = Number(params.brandId);
-	if (!inScope(user, brandId)) throw new ApiError('forbidden', `brand ${brandId} is outside the key's brand scope`);
+	if (!inScope(user, brandId))
+		throw new ApiError('forbidden', `brand ${brandId} is outside the key's brand scope`);
 	const channel = SALE_CHANNELS.find((c) => c.name === body.saleChannelName)!;
 	const connection: Connection = {
 		id: state.store.nextId('connection'),
@@ -58,7 +60,11 @@ export function connectSaleChannel({ state, user, params, rawBody, query }: ApiC
 		connection.connectionError = `${channel.name} needs apiKey and apiSecret`;
 	}
 	if (body.fulfillmentModel !== undefined || body.inventoryScope !== undefined) {
-		connection.sellerFulfillmentSetup = { fulfillmentModel: body.fulfillmentModel ?? null, inventoryScope: body.inventoryScope ?? null, isShared: body.isShared ?? false };
+		connection.sellerFulfillmentSetup = {
+			fulfillmentModel: body.fulfillmentModel ?? null,
+			inventoryScope: body.inventoryScope ?? null,
+			isShared: body.isShared ?? false,
+		};
 	}
 	state.store.connections.push(connection);
 	return ok(connection, 201);

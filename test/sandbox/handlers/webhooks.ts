@@ -34,7 +34,8 @@ export function newSecret(): string {
 function ownEndpoint({ state, user, params }: ApiContext): WebhookEndpoint {
 	if (!isPositiveInteger(params.id)) throw invalid('/id', 'id must be a positive integer');
 	const endpoint = state.store.endpoint(Number(params.id));
-	if (!endpoint || endpoint.ownerUserId !== user.id) throw notFound(`webhook endpoint ${params.id}`);
+	if (!endpoint || endpoint.ownerUserId !== user.id)
+		throw notFound(`webhook endpoint ${params.id}`);
 	return endpoint;
 }
 
@@ -50,8 +51,13 @@ export async function createWebhookEndpoint(ctx: ApiContext) {
 	const errors = validateBody(body, CREATE_SCHEMA);
 	if (errors.length) throw invalidAll(errors);
 	await checkUrl(ctx, body.url as string);
-	if (state.store.endpoints.filter((e) => e.ownerUserId === user.id).length >= MAX_ENDPOINTS_PER_USER) {
-		throw new ApiError('conflict', `a user may own at most ${MAX_ENDPOINTS_PER_USER} webhook endpoints`);
+	if (
+		state.store.endpoints.filter((e) => e.ownerUserId === user.id).length >= MAX_ENDPOINTS_PER_USER
+	) {
+		throw new ApiError(
+			'conflict',
+			`a user may own at most ${MAX_ENDPOINTS_PER_USER} webhook endpoints`,
+		);
 	}
 	const now = state.clock.now();
 	const endpoint: WebhookEndpoint = {
@@ -75,7 +81,11 @@ export async function createWebhookEndpoint(ctx: ApiContext) {
 
 export function listWebhookEndpoints({ state, user, query }: ApiContext) {
 	query.allowOnly([]);
-	return ok({ webhookEndpoints: state.store.endpoints.filter((e) => e.ownerUserId === user.id).map(endpointView) });
+	return ok({
+		webhookEndpoints: state.store.endpoints
+			.filter((e) => e.ownerUserId === user.id)
+			.map(endpointView),
+	});
 }
 
 export function getWebhookEndpoint(ctx: ApiContext) {
@@ -94,7 +104,8 @@ export async function updateWebhookEndpoint(ctx: ApiContext) {
 	const now = state.clock.now();
 	if (body.url !== undefined) endpoint.url = body.url as string;
 	if (body.description !== undefined) endpoint.description = body.description as string;
-	if (body.eventTypes !== undefined) endpoint.eventTypes = [...new Set(body.eventTypes as string[])];
+	if (body.eventTypes !== undefined)
+		endpoint.eventTypes = [...new Set(body.eventTypes as string[])];
 	if (body.status === 'Enabled' && endpoint.status === 'Disabled') {
 		endpoint.status = 'Enabled';
 		endpoint.disabledReason = null;
@@ -139,7 +150,9 @@ export function listWebhookDeliveries(ctx: ApiContext) {
 	query.allowOnly(['page', 'limit']);
 	const endpoint = ownEndpoint(ctx);
 	const { page, limit } = query.page(ROUTES.listWebhookDeliveries.pagination);
-	const newestFirst = state.store.deliveries.filter((d) => d.webhookEndpointId === endpoint.id).sort((a, b) => b.createdAt - a.createdAt || b.id - a.id);
+	const newestFirst = state.store.deliveries
+		.filter((d) => d.webhookEndpointId === endpoint.id)
+		.sort((a, b) => b.createdAt - a.createdAt || b.id - a.id);
 	const result = paginate(newestFirst.map(deliveryView), page, limit as number);
 	return ok({ deliveries: result.items, pagination: result.pagination });
 }

@@ -16,7 +16,10 @@ export const get = listOperation({
 				displayName: 'Category Names or IDs',
 				name: 'categories',
 				type: 'multiOptions',
-				typeOptions: { loadOptionsMethod: 'getBrandHealthCategories', loadOptionsDependsOn: ['brandId.value'] },
+				typeOptions: {
+					loadOptionsMethod: 'getBrandHealthCategories',
+					loadOptionsDependsOn: ['brandId.value'],
+				},
 				default: [],
 				description:
 					'Choose from the list, or specify IDs using an <a href="https://docs.n8n.io/code/expressions/">expression</a>',

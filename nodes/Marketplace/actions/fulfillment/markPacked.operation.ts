@@ -2,7 +2,11 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { NodeOperationError } from 'n8n-workflow';
 
 import { MARK_PACKED_MAX_BATCH } from '../../../shared/routes';
-import { apiRequest, newIdempotencyKey, type TransportSettings } from '../../../shared/transport/request';
+import {
+	apiRequest,
+	newIdempotencyKey,
+	type TransportSettings,
+} from '../../../shared/transport/request';
 import { toIdempotencyKey, toIdList, toLimit, toWholeNumber } from '../../../shared/validation';
 import { forOperation, idempotencyKeyOption } from '../descriptions';
 import { param, requestSettings } from '../readers';
@@ -92,7 +96,11 @@ interface Settings {
 function readSettings(ctx: IExecuteFunctions): Settings {
 	const options = param<IDataObject>(ctx, 'options', 0, {});
 	return {
-		batchSize: toLimit(options.batchSize ?? MARK_PACKED_MAX_BATCH, 'Options > Batch Size', MARK_PACKED_MAX_BATCH),
+		batchSize: toLimit(
+			options.batchSize ?? MARK_PACKED_MAX_BATCH,
+			'Options > Batch Size',
+			MARK_PACKED_MAX_BATCH,
+		),
 		resendRounds:
 			options.resendRounds === undefined
 				? 0
@@ -102,7 +110,6 @@ function readSettings(ctx: IExecuteFunctions): Settings {
 		transport: requestSettings(ctx, 0),
 	};
 }
-
 
 /** Reads the per-item results tolerantly: failed = `success: false` or an `error` member. */
 function readResults(body: unknown): Map<number, ItemResult> {
@@ -136,7 +143,11 @@ async function settleConflicts(
 ): Promise<void> {
 	for (const [orderId, result] of perOrder) {
 		if (result.success || !CONFLICT.test(String(result.error?.type ?? ''))) continue;
-		const { body } = await apiRequest.call(this, { route: 'getOrder', pathParams: { id: orderId } }, transport);
+		const { body } = await apiRequest.call(
+			this,
+			{ route: 'getOrder', pathParams: { id: orderId } },
+			transport,
+		);
 		if ((body as IDataObject).status === 'Packed') {
 			perOrder.set(orderId, {
 				success: true,
@@ -209,7 +220,9 @@ export async function execute(
 						orderId,
 						success: result?.success ?? false,
 						status: result?.status,
-						error: result ? result.error : { detail: 'The service returned no result for this order' },
+						error: result
+							? result.error
+							: { detail: 'The service returned no result for this order' },
 						...(result?.note ? { note: result.note } : {}),
 						requestId: response.requestId,
 						attempts: (previous?.attempts ?? 0) + 1,
@@ -240,19 +253,27 @@ export async function execute(
 				continue;
 			}
 			const result = results.get(orderId) as PackResult;
-			if (!result.success) failures.push(`${orderId} (${String(result.error?.detail ?? result.error?.title ?? 'failed')})`);
-			output[itemIndex].push({ json: { ...result } as unknown as IDataObject, pairedItem: { item: itemIndex } });
+			if (!result.success)
+				failures.push(
+					`${orderId} (${String(result.error?.detail ?? result.error?.title ?? 'failed')})`,
+				);
+			output[itemIndex].push({
+				json: { ...result } as unknown as IDataObject,
+				pairedItem: { item: itemIndex },
+			});
 		}
 	});
 	if (settings.failOnItemError && failures.length > 0) {
 		throw new NodeOperationError(
 			this.getNode(),
 			`${failures.length} order${failures.length === 1 ? '' : 's'} could not be marked packed: ${failures.slice(0, 10).join(', ')}${failures.length > 10 ? ', ...' : ''}`,
-			{ description: 'The other orders were marked packed. Turn off "Fail on Any Failed Order" to output failed orders as items instead.' },
+			{
+				description:
+					'The other orders were marked packed. Turn off "Fail on Any Failed Order" to output failed orders as items instead.',
+			},
 		);
 	}
 	return output.flat();
 }
 
 export const markPacked: BatchOperation = { kind: 'batch', description, execute };
-

@@ -24,7 +24,8 @@ export const getAll = listOperation({
 				name: 'startDate',
 				type: 'dateTime',
 				default: '',
-				description: 'Only orders created at or after this time (workflow timezone unless the value names one)',
+				description:
+					'Only orders created at or after this time (workflow timezone unless the value names one)',
 			},
 			{
 				displayName: 'Statuses',

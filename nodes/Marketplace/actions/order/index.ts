@@ -33,5 +33,6 @@ export const description: INodeProperties[] = [
 		],
 		default: 'get',
 	},
-	...get.description, ...getAll.description,
+	...get.description,
+	...getAll.description,
 ];

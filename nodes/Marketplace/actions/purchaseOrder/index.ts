@@ -6,7 +6,7 @@ import { getAll } from './getAll.operation';
 
 /** Purchase Order: its operations and their parameters. */
 export const operations: Record<string, Operation> = {
-	'export': exportOperation,
+	export: exportOperation,
 	getAll: getAll,
 };
 
@@ -33,5 +33,6 @@ export const description: INodeProperties[] = [
 		],
 		default: 'export',
 	},
-	...exportOperation.description, ...getAll.description,
+	...exportOperation.description,
+	...getAll.description,
 ];

@@ -27,7 +27,12 @@ export const getAll = listOperation({
 		return {
 			query: {
 				brandIds: brandIdsOf(filters),
-				statuses: statuses ? statuses.split(',').map((s) => s.trim()).filter((s) => s !== '') : [],
+				statuses: statuses
+					? statuses
+							.split(',')
+							.map((s) => s.trim())
+							.filter((s) => s !== '')
+					: [],
 			},
 		};
 	},

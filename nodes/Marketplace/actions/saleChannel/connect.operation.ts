@@ -42,27 +42,90 @@ export const connect = writeOperation({
 			default: {},
 			description: 'Channel-specific inputs; only the ones you add are sent',
 			options: [
-				{ displayName: 'API Key', name: 'apiKey', type: 'string', typeOptions: { password: true }, default: '', description: 'The channel account\'s API key' },
-				{ displayName: 'API Secret', name: 'apiSecret', type: 'string', typeOptions: { password: true }, default: '', description: 'The channel account\'s API secret' },
-				{ displayName: 'Brand ID in Sale Channel', name: 'brandIdInSaleChannel', type: 'string', default: '', description: 'The brand\'s own ID on the marketplace' },
-				{ displayName: 'Fulfillment Model', name: 'fulfillmentModel', type: 'string', default: '', description: 'Fulfillment model, exactly as the service names it' },
-				{ displayName: 'Inventory Scope', name: 'inventoryScope', type: 'string', default: '', description: 'Inventory scope, exactly as the service names it' },
-				{ displayName: 'Is Shared', name: 'isShared', type: 'boolean', default: false, description: 'Whether the connection is shared' },
-				{ displayName: 'Log In Email', name: 'logInEmail', type: 'string', placeholder: 'name@email.com', default: '', description: 'Email of the channel account login' },
-				{ displayName: 'Log In Password', name: 'logInPassword', type: 'string', typeOptions: { password: true }, default: '', description: 'Password of the channel account login' },
-				{ displayName: 'Region', name: 'region', type: 'string', default: '', description: 'Marketplace region, exactly as the service names it' },
+				{
+					displayName: 'API Key',
+					name: 'apiKey',
+					type: 'string',
+					typeOptions: { password: true },
+					default: '',
+					description: "The channel account's API key",
+				},
+				{
+					displayName: 'API Secret',
+					name: 'apiSecret',
+					type: 'string',
+					typeOptions: { password: true },
+					default: '',
+					description: "The channel account's API secret",
+				},
+				{
+					displayName: 'Brand ID in Sale Channel',
+					name: 'brandIdInSaleChannel',
+					type: 'string',
+					default: '',
+					description: "The brand's own ID on the marketplace",
+				},
+				{
+					displayName: 'Fulfillment Model',
+					name: 'fulfillmentModel',
+					type: 'string',
+					default: '',
+					description: 'Fulfillment model, exactly as the service names it',
+				},
+				{
+					displayName: 'Inventory Scope',
+					name: 'inventoryScope',
+					type: 'string',
+					default: '',
+					description: 'Inventory scope, exactly as the service names it',
+				},
+				{
+					displayName: 'Is Shared',
+					name: 'isShared',
+					type: 'boolean',
+					default: false,
+					description: 'Whether the connection is shared',
+				},
+				{
+					displayName: 'Log In Email',
+					name: 'logInEmail',
+					type: 'string',
+					placeholder: 'name@email.com',
+					default: '',
+					description: 'Email of the channel account login',
+				},
+				{
+					displayName: 'Log In Password',
+					name: 'logInPassword',
+					type: 'string',
+					typeOptions: { password: true },
+					default: '',
+					description: 'Password of the channel account login',
+				},
+				{
+					displayName: 'Region',
+					name: 'region',
+					type: 'string',
+					default: '',
+					description: 'Marketplace region, exactly as the service names it',
+				},
 			],
 		},
 	],
 	parse(ctx, itemIndex) {
 		const brandId = pickedId(ctx, 'brandId', itemIndex);
-		const saleChannelName = toText(param(ctx, 'saleChannelName', itemIndex), 'Sale Channel Name', true);
+		const saleChannelName = toText(
+			param(ctx, 'saleChannelName', itemIndex),
+			'Sale Channel Name',
+			true,
+		);
 		const additional = param<Record<string, unknown>>(ctx, 'additionalFields', itemIndex, {});
 		const body: IDataObject = { saleChannelName };
 		for (const [name, label] of Object.entries(OPTIONAL_FIELDS)) {
 			const field = `Additional Fields > ${label}`;
 			if (name === 'isShared') {
-				if (additional.isShared !== undefined) body.isShared = toBoolean(additional.isShared, field);
+				if (additional.isShared !== undefined)
+					body.isShared = toBoolean(additional.isShared, field);
 				continue;
 			}
 			const value = toText(additional[name], field);

@@ -41,8 +41,13 @@ export const create = writeOperation({
 		},
 	],
 	parse(ctx, itemIndex) {
-		const eventTypes = toEnumList(param(ctx, 'eventTypes', itemIndex, []), 'Event Types', SUBSCRIBABLE_EVENT_TYPES);
-		if (eventTypes.length === 0) throw new InputError('Event Types', 'choose at least one event type');
+		const eventTypes = toEnumList(
+			param(ctx, 'eventTypes', itemIndex, []),
+			'Event Types',
+			SUBSCRIBABLE_EVENT_TYPES,
+		);
+		if (eventTypes.length === 0)
+			throw new InputError('Event Types', 'choose at least one event type');
 		const description = toText(param(ctx, 'description', itemIndex, ''), 'Description');
 		return {
 			body: {
@@ -58,14 +63,24 @@ export const create = writeOperation({
 	// the same URL is taken as ours, and a rotation gives it the secret the lost answer held.
 	async reconcile(ctx, input, itemIndex) {
 		const list = async () =>
-			await readAll.call(ctx, { route: 'listWebhookEndpoints', returnAll: true, itemIndex, settings: input.settings });
+			await readAll.call(ctx, {
+				route: 'listWebhookEndpoints',
+				returnAll: true,
+				itemIndex,
+				settings: input.settings,
+			});
 		const before = new Set((await list()).map((e) => e.id));
 		return async () => {
 			const mine = (await list()).find((e) => e.url === input.body?.url && !before.has(e.id));
 			if (!mine) return undefined;
 			const rotated = await apiRequest.call(
 				ctx,
-				{ route: 'rotateWebhookEndpointSecret', pathParams: { id: mine.id as number }, idempotencyKey: newIdempotencyKey(), itemIndex },
+				{
+					route: 'rotateWebhookEndpointSecret',
+					pathParams: { id: mine.id as number },
+					idempotencyKey: newIdempotencyKey(),
+					itemIndex,
+				},
 				input.settings,
 			);
 			return rotated.body as IDataObject;

@@ -15,7 +15,12 @@ export const deleteOperation = writeOperation({
 	// After a 5xx the delete may have happened: if the endpoint is gone from the list, it did.
 	async reconcile(ctx, input, itemIndex) {
 		return async () => {
-			const endpoints = await readAll.call(ctx, { route: 'listWebhookEndpoints', returnAll: true, itemIndex, settings: input.settings });
+			const endpoints = await readAll.call(ctx, {
+				route: 'listWebhookEndpoints',
+				returnAll: true,
+				itemIndex,
+				settings: input.settings,
+			});
 			return endpoints.some((e) => e.id === input.pathParams?.id) ? undefined : {};
 		};
 	},

@@ -13,7 +13,7 @@ import { update } from './update.operation';
 /** Webhook Endpoint: its operations and their parameters. */
 export const operations: Record<string, Operation> = {
 	create: create,
-	'delete': deleteOperation,
+	delete: deleteOperation,
 	get: get,
 	getDeliveries: getDeliveries,
 	getAll: getAll,
@@ -81,5 +81,12 @@ export const description: INodeProperties[] = [
 		],
 		default: 'create',
 	},
-	...create.description, ...deleteOperation.description, ...get.description, ...getDeliveries.description, ...getAll.description, ...rotateSecret.description, ...test.description, ...update.description,
+	...create.description,
+	...deleteOperation.description,
+	...get.description,
+	...getDeliveries.description,
+	...getAll.description,
+	...rotateSecret.description,
+	...test.description,
+	...update.description,
 ];

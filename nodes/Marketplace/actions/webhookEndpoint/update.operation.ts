@@ -20,8 +20,22 @@ export const update = writeOperation({
 			placeholder: 'Add Field',
 			default: {},
 			options: [
-				{ displayName: 'Description', name: 'description', type: 'string', default: '', description: 'Free text to recognise the endpoint by. Empty keeps the current description (the service does not accept an empty one).' },
-				{ displayName: 'Event Types', name: 'eventTypes', type: 'multiOptions', options: EVENT_TYPE_OPTIONS, default: [], description: 'Events to deliver to this endpoint' },
+				{
+					displayName: 'Description',
+					name: 'description',
+					type: 'string',
+					default: '',
+					description:
+						'Free text to recognise the endpoint by. Empty keeps the current description (the service does not accept an empty one).',
+				},
+				{
+					displayName: 'Event Types',
+					name: 'eventTypes',
+					type: 'multiOptions',
+					options: EVENT_TYPE_OPTIONS,
+					default: [],
+					description: 'Events to deliver to this endpoint',
+				},
 				{
 					displayName: 'Status',
 					name: 'status',
@@ -31,9 +45,17 @@ export const update = writeOperation({
 						{ name: 'Disabled', value: 'Disabled' },
 					],
 					default: 'Enabled',
-					description: 'Enabled re-enables an endpoint the service disabled; events missed meanwhile are not resent',
+					description:
+						'Enabled re-enables an endpoint the service disabled; events missed meanwhile are not resent',
 				},
-				{ displayName: 'URL', name: 'url', type: 'string', default: '', placeholder: 'https://example.com/webhooks/marketplace', description: 'Public https address the service will POST events to' },
+				{
+					displayName: 'URL',
+					name: 'url',
+					type: 'string',
+					default: '',
+					placeholder: 'https://example.com/webhooks/marketplace',
+					description: 'Public https address the service will POST events to',
+				},
 			],
 		},
 	],
@@ -45,14 +67,26 @@ export const update = writeOperation({
 		const description = toText(fields.description, 'Update Fields > Description');
 		if (description) body.description = description;
 		if (fields.eventTypes !== undefined) {
-			const eventTypes = toEnumList(fields.eventTypes, 'Update Fields > Event Types', SUBSCRIBABLE_EVENT_TYPES);
-			if (eventTypes.length === 0) throw new InputError('Update Fields > Event Types', 'choose at least one event type');
+			const eventTypes = toEnumList(
+				fields.eventTypes,
+				'Update Fields > Event Types',
+				SUBSCRIBABLE_EVENT_TYPES,
+			);
+			if (eventTypes.length === 0)
+				throw new InputError('Update Fields > Event Types', 'choose at least one event type');
 			body.eventTypes = eventTypes;
 		}
 		if (fields.status !== undefined) {
-			body.status = toEnumList(fields.status, 'Update Fields > Status', ['Enabled', 'Disabled'] as const)[0];
+			body.status = toEnumList(fields.status, 'Update Fields > Status', [
+				'Enabled',
+				'Disabled',
+			] as const)[0];
 		}
-		if (Object.keys(body).length === 0) throw new InputError('Update Fields', 'add at least one field to change (an empty Description changes nothing)');
+		if (Object.keys(body).length === 0)
+			throw new InputError(
+				'Update Fields',
+				'add at least one field to change (an empty Description changes nothing)',
+			);
 		return { pathParams: endpointIdOf(ctx, itemIndex), body };
 	},
 });
