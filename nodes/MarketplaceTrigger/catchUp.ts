@@ -30,7 +30,6 @@ import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflo
 
 import { readAll } from '../shared/transport/pagination';
 import { isoSeconds } from '../shared/transport/queryEncoding';
-import { transportClock } from '../shared/transport/clock';
 import { apiRequest, type TransportSettings } from '../shared/transport/request';
 import { CLOCK_TOLERANCE_MS, RETENTION_SLACK_MS, RETRY_GAPS_MS, retentionFor } from './dedup';
 import { dedupKey } from './events';
@@ -69,19 +68,22 @@ export function caughtUpUntil(createdAtMs: number, nowMs: number): number {
 }
 
 /**
- * On activation of a production endpoint that has no cursor yet, the catch-up starts when the
- * endpoint was made (`endpointCreatedAt`, the service's clock; now if unknown). A cursor kept from
- * an earlier activation stays, so a workflow published again picks up the orders created while it
- * was unpublished, as the polling trigger does.
+ * On activation: a production endpoint made now (`endpointCreatedAt`, the service's clock) starts the
+ * catch-up then; an endpoint found already registered with no cursor starts at its first delivery (the
+ * service's clock again; when it was made, orders may have run without their keys kept). A cursor kept
+ * from an earlier activation stays, so a workflow published again picks up the orders created while it
+ * was unpublished, as the polling trigger does. With the option off there is no cursor, so turning it
+ * on again starts then.
  */
 export function startCatchUp(ctx: IHookFunctions, endpointCreatedAt: string | undefined): void {
 	const url = ctx.getNodeWebhookUrl('default');
 	const options = ctx.getNodeParameter('options', {}) as { catchUpMissedOrders?: boolean };
-	if (!url || ctx.getMode() === 'manual' || options.catchUpMissedOrders === false) return;
+	if (!url || ctx.getMode() === 'manual') return;
 	const data = ctx.getWorkflowStaticData('node');
-	if (getCaughtUpTo(data, url) !== undefined) return;
+	if (options.catchUpMissedOrders === false) return setCaughtUpTo(data, url, undefined);
 	const since = Date.parse(endpointCreatedAt ?? '');
-	setCaughtUpTo(data, url, Number.isFinite(since) ? since : transportClock().now());
+	if (getCaughtUpTo(data, url) === undefined && Number.isFinite(since))
+		setCaughtUpTo(data, url, since);
 }
 
 export interface CatchUpWindow {

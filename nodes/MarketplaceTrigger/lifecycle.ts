@@ -223,7 +223,7 @@ export async function checkEndpointExists(this: IHookFunctions): Promise<boolean
 		this.logger.warn(record.missedEvents.message, { endpointId: endpoint.id, url });
 	}
 	setRecord(data, url, record);
-	startCatchUp(this, undefined); // an adopted endpoint: from now, not from when it was made (its orders may have run)
+	startCatchUp(this, undefined);
 	if (this.getMode() === 'manual') startSampleDelivery(this, endpoint.id, url);
 	return true;
 }

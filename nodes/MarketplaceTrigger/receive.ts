@@ -322,8 +322,9 @@ async function catchUpMissed(
 ): Promise<CatchUpOutcome> {
 	const { stored, memory, now } = d;
 	if (stored.caughtUpTo === undefined) {
-		// nothing says what came before: start here
-		if (Number.isFinite(eventAt)) stored.setCaughtUpTo(eventAt);
+		// nothing says what came before: start here (kept by this process until a save takes it)
+		if (Number.isFinite(eventAt))
+			stored.setCaughtUpTo((memory.caughtUpTo = Math.max(memory.caughtUpTo, eventAt)));
 		return { items: [], note: {} };
 	}
 	const window = dueWindow(stored, memory, eventAt, notice);
@@ -477,7 +478,7 @@ async function acceptEvent(
 		// What changed beyond the ids (a notice shown, a secret recovered, orders caught up) is saved only
 		// if the trigger answers itself; otherwise n8n answers once the execution is registered.
 		if (noticeDue || recovered || caught.items.length > 0) return reply(d, 200, answer, [items]);
-		stored.save();
+		// n8n saves nothing here (see the file comment): the keys reach the static data through settle.ts
 		return { webhookResponse: answer, workflowData: [items] };
 	} finally {
 		releaseCaughtUp();

@@ -271,3 +271,23 @@ test('an order whose own delivery arrives while its catch-up is under way runs o
 	).toEqual(ids.sort());
 	expect(retry.status).toBe(200);
 });
+
+test('orders that ran while the option was off are not caught up when it is turned on again', async () => {
+	const { t, brandId, reads } = await active({ options: { catchUpMissedOrders: false } });
+	for (let i = 0; i < 2; i++) await bench.control.createOrder({ brandId });
+	await t.waitForRuns(2);
+	await idsStored();
+	// published again with the option at its default (on): the endpoint is found, the cursor starts at the next delivery
+	t.node.parameters.options = {};
+	await t.activate();
+	await forgetActivationTraffic(t);
+	forgetProcessMemory();
+	await bench.control.advanceClock(MARGIN_S);
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+	await bench.control.advanceClock(2 * 60);
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(2);
+	expect(t.runs.flatMap((run) => run[0]).filter((item) => item.json.caughtUp)).toHaveLength(0);
+	expect(await reads('listOrders')).toBe(1);
+});
