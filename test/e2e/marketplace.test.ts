@@ -1060,7 +1060,13 @@ describe('after a restart of n8n', () => {
 		console.log(
 			`[e2e] webhook-endpoint requests during the restart: ${JSON.stringify(lifecycle.map((r) => `${r.method} ${r.path}`))}`,
 		);
-		expect(lifecycle.filter((r) => r.method !== 'GET')).toEqual([]);
+		// n8n 2.0 and 1.x run checkExists at every start, and with it the activation check (a test delivery,
+		// which changes nothing); anything else that writes would be a change
+		expect(
+			lifecycle
+				.filter((r) => r.method !== 'GET' && r.route !== 'testWebhookEndpoint')
+				.map((r) => `${r.method} ${r.path}`),
+		).toEqual([]);
 
 		const delivered = (await sandbox.control.deliveries(endpointId)).find(
 			(d) => d.id === between.deliveryIds[0],
