@@ -39,9 +39,10 @@ import type {
 } from 'n8n-workflow';
 
 import { transportClock } from '../shared/transport/clock';
-import { apiRequest, type TransportSettings } from '../shared/transport/request';
+import { apiRequest } from '../shared/transport/request';
 import { isTransient, readFailure } from '../shared/transport/transportErrors';
 import { verifyWebhook } from '../shared/webhookVerifier';
+import { WITHIN_ANSWER_LIMIT } from './answerLimit';
 import { caughtUpUntil, catchUpOrders, dueWindow, ORDER_CREATED, orderKey } from './catchUp';
 import { retentionFor } from './dedup';
 import {
@@ -69,17 +70,6 @@ import { SECRET_OVERLAP_MS, verificationKeys, type MissedEventsNotice } from './
 import { StoredEndpoint } from './stored';
 
 export { forgetProcessMemory } from './memory';
-
-/**
- * The current-state read and the catch-up must fit in the service's 10-second answer limit: a
- * short timeout and two attempts at most (worst case about 3 + 0.5 + 3 s).
- */
-export const FETCH_TRANSPORT: TransportSettings = {
-	timeoutMs: 3_000,
-	retry: { maxAttempts: 2, baseDelayMs: 250, maxDelayMs: 1_000 },
-	// a rate-limit wait must not push the answer past the limit either: answer 503 instead
-	budgetMs: 7_000,
-};
 
 interface ReceiveOptions {
 	catchUpMissedOrders?: boolean;
@@ -161,7 +151,7 @@ async function readCurrentState(
 			read.route === 'getOrder'
 				? { route: 'getOrder', pathParams: read.pathParams }
 				: { route: 'getBrandHealth', query: read.query },
-			FETCH_TRANSPORT,
+			WITHIN_ANSWER_LIMIT,
 		);
 		return { current: body };
 	} catch (error) {
@@ -249,7 +239,7 @@ async function receive(d: Delivery): Promise<IWebhookResponseData> {
 				verdict,
 				request.headers['webhook-id'],
 				now,
-				FETCH_TRANSPORT,
+				WITHIN_ANSWER_LIMIT,
 			),
 		);
 	}
@@ -260,7 +250,7 @@ async function receive(d: Delivery): Promise<IWebhookResponseData> {
 		verdict.unknownSignatures > 0 &&
 		record !== undefined &&
 		!(now - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
-			? await recoverSecret(ctx, d.stored, memory, now, FETCH_TRANSPORT)
+			? await recoverSecret(ctx, d.stored, memory, now, WITHIN_ANSWER_LIMIT)
 			: false;
 	const event = parseEnvelope(rawBody);
 	if (!event)
@@ -336,7 +326,7 @@ async function catchUpMissed(
 			stored,
 			memory,
 			now,
-			FETCH_TRANSPORT,
+			WITHIN_ANSWER_LIMIT,
 			withCurrent,
 			hold,
 		);

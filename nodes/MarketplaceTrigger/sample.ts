@@ -32,7 +32,7 @@ import { latestOrder } from '../MarketplacePollingTrigger/changeDetection';
 import { transportClock } from '../shared/transport/clock';
 import { readAll } from '../shared/transport/pagination';
 import { isoSeconds } from '../shared/transport/queryEncoding';
-import { apiRequest, type TransportSettings } from '../shared/transport/request';
+import { apiRequest } from '../shared/transport/request';
 import { readFailure } from '../shared/transport/transportErrors';
 import { parseSecret, signWebhook } from '../shared/webhookVerifier';
 import { TEST_EVENT_TYPE, type EventEnvelope } from './events';
@@ -43,13 +43,7 @@ import {
 	type DeliveryOutcome,
 } from './reachability';
 import { getRecord } from './state';
-
-/** The reads of a sample must fit in the service's 10 s answer limit. */
-export const SAMPLE_TRANSPORT: TransportSettings = {
-	timeoutMs: 3_000,
-	retry: { maxAttempts: 2, baseDelayMs: 250, maxDelayMs: 1_000 },
-	budgetMs: 6_000,
-};
+import { WITHIN_ANSWER_LIMIT } from './answerLimit';
 
 /**
  * When the sample delivery is asked for: `firstMs` after create() returned (n8n registers the
@@ -78,7 +72,7 @@ async function newestOrder(ctx: Ctx): Promise<IDataObject | undefined> {
 			route: 'listOrders',
 			query: { startDate: isoSeconds(now - days * DAY_MS) },
 			returnAll: true,
-			settings: SAMPLE_TRANSPORT,
+			settings: WITHIN_ANSWER_LIMIT,
 		});
 		const newest = latestOrder(orders as Parameters<typeof latestOrder>[0], []);
 		if (newest) return newest as unknown as IDataObject;
@@ -138,7 +132,7 @@ async function orderSample(
 							await apiRequest.call(
 								ctx,
 								{ route: 'getOrder', pathParams: { id: orderId } },
-								SAMPLE_TRANSPORT,
+								WITHIN_ANSWER_LIMIT,
 							)
 						).body,
 					'getOrder',
@@ -178,7 +172,7 @@ async function bandSample(
 		const brands = await readAll.call(ctx, {
 			route: 'listBrands',
 			returnAll: true,
-			settings: SAMPLE_TRANSPORT,
+			settings: WITHIN_ANSWER_LIMIT,
 		});
 		let brandId = brands.map((b) => b.id).find(positive);
 		if (brandId === undefined) {
@@ -189,7 +183,7 @@ async function bandSample(
 			const { body } = await apiRequest.call(
 				ctx,
 				{ route: 'getBrandHealth', query: { brandId } },
-				SAMPLE_TRANSPORT,
+				WITHIN_ANSWER_LIMIT,
 			);
 			const health = (body ?? {}) as IDataObject;
 			const dimensions = Array.isArray(health.dimensions)
