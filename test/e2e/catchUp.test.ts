@@ -19,7 +19,14 @@ import { join, resolve } from 'node:path';
 
 import { allExecutions, bootBench, triggerWorkflow } from '../bench/n8nBench';
 import type { SandboxHandle } from '../sandbox';
-import { nodeOutput, sleep, waitFor } from './kit';
+import {
+	nodeOutput,
+	ordersWhileDown,
+	pastInFlightMargin,
+	sleep,
+	waitFor,
+	type MissedOrder,
+} from './kit';
 import type { N8nHandle, PublicApi } from './n8n';
 import type { Json } from '../json';
 
@@ -213,35 +220,20 @@ describe("n8n down while orders come (n8n's defaults; the option left at its def
 		// the accepted ids stored (settle.ts: at most 1 s after an acceptance) before n8n stops
 		await sleep(3000);
 
-		/** createdAt: the order's (a caught-up item has the order's; the sandbox stamps its event a millisecond later at most) */
-		const missed: Array<{ orderId: number; eventId: string; createdAt: string }> = [];
+		let missed: MissedOrder[] = [];
 		const stoppedAt = Date.now();
 		await n8n.restart(async () => {
-			for (let i = 0; i < 3; i++) {
-				const { order, event } = await sandbox.control.createOrder({ brandId: BRAND });
-				missed.push({
-					orderId: order.id as number,
-					eventId: String(event.id),
-					createdAt: String(order.createdAt),
-				});
-			}
+			const down = await ordersWhileDown(sandbox, BRAND, 3);
+			missed = down.missed;
 			// each first attempt met a closed port
-			const firstAttempts = await waitFor('the first attempts', async () => {
-				const attempts = (await sandbox.control.deliveries())
-					.filter((d) => missed.some((m) => m.eventId === d.eventId))
-					.map((d) => d.attemptLog[0]);
-				return attempts.length === missed.length && attempts.every(Boolean) ? attempts : undefined;
-			});
-			expect(firstAttempts.map((a) => [a.statusCode, a.error])).toEqual(
+			expect(down.firstAttempts.map((a) => [a.statusCode, a.error])).toEqual(
 				missed.map(() => [null, 'ECONNREFUSED']),
 			);
 		});
 		const backAt = Date.now();
 		await n8n.login();
 		// the next order comes once the missed ones are older than the in-flight margin on the service's clock
-		const dueAt = Date.parse(missed[missed.length - 1].createdAt) + IN_FLIGHT_MS + 1000;
-		const clock = await sandbox.control.clock();
-		await sleep(Math.max(0, dueAt - Date.parse(clock.now)));
+		await pastInFlightMargin(sandbox, missed);
 
 		const first = await nextEvent();
 		const finishedAt = Date.parse(String(first.execution.stoppedAt));

@@ -3,6 +3,7 @@
  */
 import type { ExecutionSummary, PublicApi } from './n8n';
 import type { Json } from '../json';
+import type { SandboxHandle } from '../sandbox';
 
 export const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
 
@@ -71,4 +72,47 @@ export class Timings {
 			.map(([label, ms]) => `  ${(ms / 1000).toFixed(2).padStart(7)} s  ${label}`)
 			.join('\n');
 	}
+}
+
+/** An order whose delivery could not reach n8n; `createdAt` is the order's (a caught-up item carries it). */
+export interface MissedOrder {
+	orderId: number;
+	eventId: string;
+	createdAt: string;
+}
+
+/**
+ * Creates `count` orders of `brandId` while nothing delivers to the trigger, and waits until the
+ * service made each one's first delivery attempt; returns the orders and those first attempts.
+ */
+export async function ordersWhileDown(sandbox: SandboxHandle, brandId: number, count: number) {
+	const missed: MissedOrder[] = [];
+	for (let i = 0; i < count; i++) {
+		const { order, event } = await sandbox.control.createOrder({ brandId });
+		missed.push({
+			orderId: order.id as number,
+			eventId: String(event.id),
+			createdAt: String(order.createdAt),
+		});
+	}
+	const firstAttempts = await waitFor('the first attempts', async () => {
+		const attempts = (await sandbox.control.deliveries())
+			.filter((d) => missed.some((m) => m.eventId === d.eventId))
+			.map((d) => d.attemptLog[0]);
+		return attempts.length === missed.length && attempts.every(Boolean) ? attempts : undefined;
+	});
+	return { missed, firstAttempts };
+}
+
+/**
+ * Waits until the newest of `missed` is older, on the service's clock, than the trigger's in-flight
+ * margin (catchUp.ts IN_FLIGHT_MS, 15 s: a catch-up window ends that long before the event that
+ * brings it), plus a second.
+ */
+export async function pastInFlightMargin(
+	sandbox: SandboxHandle,
+	missed: MissedOrder[],
+): Promise<void> {
+	const dueAt = Date.parse(missed[missed.length - 1].createdAt) + 16_000;
+	await sleep(Math.max(0, dueAt - Date.parse((await sandbox.control.clock()).now)));
 }

@@ -22,7 +22,15 @@ import {
 	triggerWorkflow,
 	type Delivery,
 } from '../bench/n8nBench';
-import { nodeOutput, sleep, Timings, waitFor } from '../e2e/kit';
+import {
+	nodeOutput,
+	ordersWhileDown,
+	pastInFlightMargin,
+	sleep,
+	Timings,
+	waitFor,
+	type MissedOrder,
+} from '../e2e/kit';
 import { freePort, startN8n, type N8nHandle, type PublicApi } from '../e2e/n8n';
 import { fromService, startReverseProxy, type ReverseProxy } from '../e2e/reverseProxy';
 import { startSandbox, type SandboxHandle } from '../sandbox';
@@ -307,36 +315,21 @@ test("both webhook processors down while three orders are created: the next orde
 			data: { orderId: number };
 		}>;
 	const executions = async () => await allExecutions(api, WORKFLOW_ID, true);
-	const missed: Array<{ orderId: number; eventId: string; createdAt: string }> = [];
+	let missed: MissedOrder[] = [];
 	const stoppedAt = Date.now();
 	await timings.time(
 		'both webhook processors down (3 orders), then up',
 		async () =>
 			await whileAllStopped(processors, async () => {
-				for (let i = 0; i < 3; i++) {
-					const { order, event } = await sandbox.control.createOrder({ brandId: 1 });
-					missed.push({
-						orderId: order.id as number,
-						eventId: String(event.id),
-						createdAt: String(order.createdAt),
-					});
-				}
+				const down = await ordersWhileDown(sandbox, 1, 3);
+				missed = down.missed;
 				// the load balancer answers 502 for each first attempt: nothing behind it
-				const firstAttempts = await waitFor('the first attempts', async () => {
-					const attempts = (await sandbox.control.deliveries())
-						.filter((d) => missed.some((m) => m.eventId === d.eventId))
-						.map((d) => d.attemptLog[0]);
-					return attempts.length === missed.length && attempts.every(Boolean)
-						? attempts
-						: undefined;
-				});
-				expect(firstAttempts.map((a) => a.statusCode)).toEqual(missed.map(() => 502));
+				expect(down.firstAttempts.map((a) => a.statusCode)).toEqual(missed.map(() => 502));
 			}),
 	);
 	const backAt = Date.now();
-	// the next order comes once the missed ones are older than the trigger's in-flight margin (15 s) on the service's clock
-	const dueAt = Date.parse(missed[missed.length - 1].createdAt) + 16_000;
-	await sleep(Math.max(0, dueAt - Date.parse((await sandbox.control.clock()).now)));
+	// the next order comes once the missed ones are older than the trigger's in-flight margin on the service's clock
+	await pastInFlightMargin(sandbox, missed);
 	const createdAt = Date.now();
 	const { order, event } = await sandbox.control.createOrder({ brandId: 1 });
 	const execution = await waitFor(
