@@ -122,10 +122,11 @@ export class DedupStore {
 		return minute !== undefined && minute * MINUTE_MS > nowMs;
 	}
 
-	/** Remembers `key` until at least `untilMs` (a later expiry it already has is kept). */
-	remember(key: string, untilMs: number): void {
-		this.keepUntilMinute(key, Math.ceil(untilMs / MINUTE_MS));
+	/** Remembers `key` until at least `untilMs` (a later expiry it already has is kept); true if this store changed. */
+	remember(key: string, untilMs: number): boolean {
+		const changed = this.keepUntilMinute(key, Math.ceil(untilMs / MINUTE_MS));
 		this.trim();
+		return changed;
 	}
 
 	/** Adds every key of `other` with the later of the two expiries; true if this store changed. */

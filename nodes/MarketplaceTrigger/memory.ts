@@ -9,6 +9,7 @@ import type { SyncLoop } from './settle';
 
 /** A key this process accepted and has not yet seen settled in the static data (settle.ts). */
 export interface PendingKey {
+	key: string;
 	/** `ids`: a webhook-id or a caught-up order, kept until `untilMs`; `orders`: an order whose event was accepted, created at `untilMs` */
 	kind: 'ids' | 'orders';
 	untilMs: number;
@@ -76,9 +77,14 @@ export class EndpointMemory {
 
 	/** True when this process accepted `key` of `kind` and has not settled it (an id only until it expires). */
 	holds(kind: PendingKey['kind'], key: string, nowMs: number): boolean {
-		const entry = this.pending.get(`${kind}:${key}`);
+		const entry = this.pending.get(pendingName(kind, key));
 		return entry !== undefined && (kind === 'orders' || entry.untilMs > nowMs);
 	}
+}
+
+/** The name a key is held under in `pending`: the same key may be held as an id and as an order. */
+export function pendingName(kind: PendingKey['kind'], key: string): string {
+	return `${kind}:${key}`;
 }
 
 const endpoints = new Map<string, EndpointMemory>();

@@ -399,7 +399,7 @@ async function acceptEvent(
 				: undefined;
 		if (seenBefore) {
 			// the service sent it again, so it did not get an answer: remember it from this attempt on
-			stored.rememberSeen(key, idKeptUntil(event, now));
+			stored.remember({ key, kind: 'ids', untilMs: idKeptUntil(event, now) });
 			return acknowledge(d, seenBefore, {
 				id: webhookId,
 				...(seenBefore === 'order-caught-up'

@@ -29,7 +29,7 @@ import { transportClock } from '../shared/transport/clock';
 import { parseSecret, signWebhook } from '../shared/webhookVerifier';
 import { DedupStore, splitKeys } from './dedup';
 import type { EventEnvelope } from './events';
-import { allMemories, type EndpointMemory, type PendingKey } from './memory';
+import { allMemories, pendingName, type EndpointMemory, type PendingKey } from './memory';
 import type { StoredEndpoint } from './stored';
 
 /** The type of a sync message; the service's event types never start with "n8n.". */
@@ -151,7 +151,7 @@ export function pendingCount(url?: string): number {
 	let count = 0;
 	for (const memory of allMemories()) {
 		if (url !== undefined && memory.url !== url) continue;
-		for (const key of memory.pending.keys()) if (key.startsWith('ids:')) count++;
+		for (const entry of memory.pending.values()) if (entry.kind === 'ids') count++;
 	}
 	return count;
 }
@@ -196,7 +196,8 @@ export function noteAccepted(
 	// the newest request's context, listener and secret (a rotation may have happened meanwhile)
 	Object.assign(entry, { ctx, target, secret });
 	for (const { key, kind, untilMs } of accepted) {
-		entry.keys.set(`${kind}:${key}`, {
+		entry.keys.set(pendingName(kind, key), {
+			key,
 			untilMs,
 			kind,
 			acceptedAt: SETTLE_SCHEDULE.now(),
@@ -265,7 +266,7 @@ async function settle(entry: SyncLoop): Promise<void> {
 		const sentAt = SETTLE_SCHEDULE.now();
 		entry.lastSyncAt = sentAt;
 		const missing = await sendSync(entry, carried);
-		const givenUp: string[] = [];
+		const givenUp: PendingKey[] = [];
 		for (const [key, id] of carried) {
 			// a burst wakes the loop for each new id, so an id found stored may be carried often before it can be settled
 			if (!missing || missing.has(key)) id.syncs++;
@@ -286,11 +287,11 @@ async function settle(entry: SyncLoop): Promise<void> {
 			}
 			if (id.syncs >= SETTLE_SCHEDULE.maxSyncsPerId) {
 				entry.keys.delete(key);
-				givenUp.push(key);
+				givenUp.push(id);
 			}
 		}
 		// an order's key (kept for the catch-up) is not an event id the user could see run twice
-		const givenUpIds = givenUp.filter((key) => key.startsWith('ids:')).length;
+		const givenUpIds = givenUp.filter((id) => id.kind === 'ids').length;
 		if (givenUpIds > 0) {
 			entry.givenUp += givenUpIds;
 			entry.ctx.logger.error(
@@ -302,14 +303,13 @@ async function settle(entry: SyncLoop): Promise<void> {
 	}
 }
 
-/** One sync message; the keys (`kind:key`) the receiving process found missing, or undefined if it failed. */
+/** One sync message; the keys (`pendingName`) the receiving process found missing, or undefined if it failed. */
 async function sendSync(
 	entry: SyncLoop,
 	carried: Array<[string, PendingKey]>,
 ): Promise<Set<string> | undefined> {
 	const data: SyncData = { ids: new DedupStore(), orders: new DedupStore() };
-	for (const [key, { untilMs, kind }] of carried)
-		data[kind].remember(key.slice(kind.length + 1), untilMs);
+	for (const [, { key, untilMs, kind }] of carried) data[kind].remember(key, untilMs);
 	const id = `sync_${randomUUID()}`;
 	// signed at the time the receiving request verifies with (the transport's clock)
 	const now = transportClock().now();
@@ -343,8 +343,8 @@ async function sendSync(
 		})) as { missing?: unknown; missingOrders?: unknown };
 		entry.lastError = undefined;
 		return new Set([
-			...splitKeys(answer?.missing).map((k) => `ids:${k}`),
-			...splitKeys(answer?.missingOrders).map((k) => `orders:${k}`),
+			...splitKeys(answer?.missing).map((k) => pendingName('ids', k)),
+			...splitKeys(answer?.missingOrders).map((k) => pendingName('orders', k)),
 		]);
 	} catch (error) {
 		entry.lastError = (error as Error).message;
@@ -375,8 +375,8 @@ export function receiveSync(
 	sent.orders.prune(Math.max(stored.caughtUpTo ?? -Infinity, memory.caughtUpTo));
 	const missingOrders = stored.orders.uncovered(sent.orders);
 	stored.absorb(memory, nowMs);
-	stored.addSeen(sent.ids);
-	stored.addOrders(sent.orders);
+	stored.add('ids', sent.ids);
+	stored.add('orders', sent.orders);
 	return {
 		received: true,
 		sync: true,

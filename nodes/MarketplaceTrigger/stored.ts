@@ -3,7 +3,7 @@
  * united with what this process knows (memory.ts), and written back only where it changed (every
  * write makes n8n save the whole static data). Pure: no n8n imports.
  */
-import { DedupStore } from './dedup';
+import type { DedupStore } from './dedup';
 import type { EndpointMemory } from './memory';
 import {
 	getCaughtUpTo,
@@ -21,6 +21,8 @@ import {
 const VERIFIED_AT_STEP_MS = 10 * 60_000;
 
 type Bag = Record<string, unknown>;
+/** `ids`: webhook-ids and caught-up orders (`seen`); `orders`: orders whose event was accepted. */
+type Kind = 'ids' | 'orders';
 
 export class StoredEndpoint {
 	/** the endpoint record (a copy: change it, then call `recordChanged`) */
@@ -31,7 +33,7 @@ export class StoredEndpoint {
 	readonly orders: DedupStore;
 	/** every order created before this (the service's clock, Unix ms) ran or was caught up */
 	caughtUpTo: number | undefined;
-	private readonly changed = new Set<'record' | 'seen' | 'orders' | 'cursor'>();
+	private readonly changed = new Set<Kind | 'record' | 'cursor'>();
 
 	constructor(
 		private readonly data: Bag,
@@ -50,15 +52,9 @@ export class StoredEndpoint {
 	 * and per expiry minute, not per id kept.
 	 */
 	absorb(memory: EndpointMemory, nowMs: number): void {
-		const unstored = { ids: new DedupStore(), orders: new DedupStore() };
-		for (const [name, entry] of memory.pending) {
-			if (!entry.stored)
-				unstored[entry.kind].remember(name.slice(entry.kind.length + 1), entry.untilMs);
-		}
-		if (this.seen.merge(unstored.ids)) this.changed.add('seen');
+		for (const entry of memory.pending.values()) if (!entry.stored) this.remember(entry);
 		this.seen.prune(nowMs);
 		if (memory.caughtUpTo > (this.caughtUpTo ?? -Infinity)) this.setCaughtUpTo(memory.caughtUpTo);
-		if (this.orders.merge(unstored.orders)) this.changed.add('orders');
 		// an order is kept only until a catch-up window has passed it
 		if (this.caughtUpTo !== undefined) this.orders.prune(this.caughtUpTo);
 		const record = this.record;
@@ -75,35 +71,26 @@ export class StoredEndpoint {
 	}
 
 	/** True when `key` of `kind` is stored here or held by this process: a duplicate, or an order already run. */
-	knows(memory: EndpointMemory, kind: 'ids' | 'orders', key: string, nowMs: number): boolean {
+	knows(memory: EndpointMemory, kind: Kind, key: string, nowMs: number): boolean {
 		if (memory.holds(kind, key, nowMs)) return true;
 		return kind === 'ids' ? this.seen.has(key, nowMs) : this.orders.has(key, -Infinity);
 	}
 
-	addSeen(keys: DedupStore): void {
-		if (this.seen.merge(keys)) this.changed.add('seen');
+	private storeOf(kind: Kind): DedupStore {
+		return kind === 'ids' ? this.seen : this.orders;
 	}
 
-	addOrders(keys: DedupStore): void {
-		if (this.orders.merge(keys)) this.changed.add('orders');
+	/** Adds the keys of `keys` to the store of `kind`. */
+	add(kind: Kind, keys: DedupStore): void {
+		if (this.storeOf(kind).merge(keys)) this.changed.add(kind);
 	}
 
-	/** Remembers an accepted key in the store its kind names. */
-	remember({ key, kind, untilMs }: { key: string; kind: 'ids' | 'orders'; untilMs: number }): void {
-		if (kind === 'ids') this.rememberSeen(key, untilMs);
-		else this.rememberOrder(key, untilMs);
-	}
-
-	/** Remembers a webhook-id (or a caught-up order's key) until `untilMs`. */
-	rememberSeen(key: string, untilMs: number): void {
-		this.seen.remember(key, untilMs);
-		this.changed.add('seen');
-	}
-
-	/** Remembers an order whose event was accepted, until a catch-up window passes its creation. */
-	rememberOrder(key: string, createdAtMs: number): void {
-		this.orders.remember(key, createdAtMs);
-		this.changed.add('orders');
+	/**
+	 * Remembers an accepted key in the store its kind names: an id (or a caught-up order) until
+	 * `untilMs`; an order whose event was accepted until a catch-up window passes its creation, `untilMs`.
+	 */
+	remember({ key, kind, untilMs }: { key: string; kind: Kind; untilMs: number }): void {
+		if (this.storeOf(kind).remember(key, untilMs)) this.changed.add(kind);
 	}
 
 	setCaughtUpTo(ms: number | undefined): void {
@@ -117,7 +104,7 @@ export class StoredEndpoint {
 
 	/** Writes what changed back into the static data. */
 	save(): void {
-		if (this.changed.has('seen')) saveSeen(this.data, this.url, this.seen);
+		if (this.changed.has('ids')) saveSeen(this.data, this.url, this.seen);
 		if (this.changed.has('orders')) saveOrders(this.data, this.url, this.orders);
 		if (this.changed.has('cursor')) setCaughtUpTo(this.data, this.url, this.caughtUpTo);
 		if (this.changed.has('record') && this.record) setRecord(this.data, this.url, this.record);

@@ -27,7 +27,7 @@ for (const n of [100, 1_000, 10_000]) {
 		const stored = new StoredEndpoint(JSON.parse(json) as Record<string, unknown>, 'url');
 		stored.absorb(memory, now);
 		stored.knows(memory, 'ids', dedupKey(`new_${round}`), now);
-		stored.rememberSeen(dedupKey(`new_${round}`), now + 15 * 60_000);
+		stored.remember({ key: dedupKey(`new_${round}`), kind: 'ids', untilMs: now + 15 * 60_000 });
 		stored.save();
 	}
 	const ms = Number(process.hrtime.bigint() - started) / 1e6 / ROUNDS;
