@@ -430,7 +430,6 @@ async function acceptEvent(
 		const notice = stored.record?.missedEvents;
 		const noticeDue =
 			notice !== undefined && !memory.shownNotices.has(notice.reEnabledAt) ? notice : undefined;
-		if (!catchUp && production && stored.caughtUpTo !== undefined) stored.setCaughtUpTo(undefined);
 		const hold = (held: string[]) => (releaseCaughtUp = holdKeys(memory, held));
 		const caught = catchUp
 			? await catchUpMissed(d, eventAt, noticeDue, options.fetchCurrentState === true, hold)
