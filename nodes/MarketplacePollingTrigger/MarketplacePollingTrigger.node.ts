@@ -9,6 +9,7 @@ import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
 import { invalidParameter } from '../shared/invalidParameter';
 import { readRequestOptions, requestOptionsProperty } from '../shared/requestOptions';
+import { latestOrder } from '../shared/orders';
 import { ORDER_STATUSES } from '../shared/routes';
 import { namesSubtitle, optionNames } from '../shared/subtitle';
 import { readAll } from '../shared/transport/pagination';
@@ -19,7 +20,6 @@ import {
 	days,
 	DEFAULT_MAX_TRACKED,
 	detectChanges,
-	latestOrder,
 	minutes,
 	planPoll,
 	readPollState,

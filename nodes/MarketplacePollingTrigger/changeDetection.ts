@@ -8,7 +8,10 @@
  * current). A change is an (order id, status) pair not seen before, so every change is reported
  * once however often the overlapping windows return the order.
  */
+import { timeOf, type OrderRecord } from '../shared/orders';
 import { InputError, toEnumList } from '../shared/validation';
+
+export type { OrderRecord };
 
 export const CHANGE_KINDS = ['created', 'statusChanged'] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
@@ -18,15 +21,6 @@ export const INITIAL_ORDER_STATUS = 'Created';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
-
-/** An order record as the list returns it; only these fields are read. */
-export interface OrderRecord {
-	id?: unknown;
-	status?: unknown;
-	createdAt?: unknown;
-	updatedAt?: unknown;
-	[field: string]: unknown;
-}
 
 /** createdAt (ms) followed by the statuses the order was seen in, oldest first, current last. */
 export type TrackedOrder = [number, ...string[]];
@@ -136,12 +130,6 @@ export function planPoll(
 		if (!Number.isNaN(previousStart)) startMs = Math.max(startMs, previousStart);
 	}
 	return { startMs, reportNewFromMs };
-}
-
-function timeOf(value: unknown): number | undefined {
-	if (typeof value !== 'string') return undefined;
-	const ms = Date.parse(value);
-	return Number.isNaN(ms) ? undefined : ms;
 }
 
 function idOf(order: OrderRecord): string | undefined {
@@ -256,28 +244,6 @@ export function readPollState(value: unknown): PollState | undefined {
 		return undefined;
 	}
 	return state as PollState;
-}
-
-/** The most recent order (by createdAt, then id) among those in a wanted status, for manual runs. */
-export function latestOrder(
-	orders: readonly OrderRecord[],
-	statuses: readonly string[],
-): OrderRecord | undefined {
-	let best: OrderRecord | undefined;
-	let bestTime = -Infinity;
-	for (const order of orders) {
-		if (statuses.length > 0 && !statuses.includes(String(order.status))) continue;
-		const time = timeOf(order.createdAt) ?? -Infinity;
-		if (
-			best === undefined ||
-			time > bestTime ||
-			(time === bestTime && Number(order.id) > Number(best.id))
-		) {
-			best = order;
-			bestTime = time;
-		}
-	}
-	return best;
 }
 
 export const minutes = (n: number) => n * MINUTE_MS;

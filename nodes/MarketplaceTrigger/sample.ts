@@ -28,7 +28,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { latestOrder } from '../MarketplacePollingTrigger/changeDetection';
+import { latestOrder, type OrderRecord } from '../shared/orders';
 import { transportClock } from '../shared/transport/clock';
 import { readAll } from '../shared/transport/pagination';
 import { isoSeconds } from '../shared/transport/queryEncoding';
@@ -74,7 +74,7 @@ async function newestOrder(ctx: Ctx): Promise<IDataObject | undefined> {
 			returnAll: true,
 			settings: WITHIN_ANSWER_LIMIT,
 		});
-		const newest = latestOrder(orders as Parameters<typeof latestOrder>[0], []);
+		const newest = latestOrder(orders as OrderRecord[], []);
 		if (newest) return newest as unknown as IDataObject;
 	}
 	return undefined;

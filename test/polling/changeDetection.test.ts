@@ -3,7 +3,6 @@ import fc from 'fast-check';
 import {
 	detectChanges,
 	fingerprintOf,
-	latestOrder,
 	planPoll,
 	readPollState,
 	toEventKinds,
@@ -11,6 +10,7 @@ import {
 	type PollState,
 	type WatchSettings,
 } from '../../nodes/MarketplacePollingTrigger/changeDetection';
+import { latestOrder } from '../../nodes/shared/orders';
 import { InputError } from '../../nodes/shared/validation';
 
 const MIN = 60_000;
