@@ -232,14 +232,18 @@ export class MarketplacePollingTrigger implements INodeType {
 			}
 			if (latest === undefined) return null;
 			const status = String(latest.status);
-			return [
-				toItems([
-					{
-						order: latest,
-						change: { kind: 'created', status, detectedAt: new Date(nowMs).toISOString() },
-					},
-				]),
-			];
+			const [item] = toItems([
+				{
+					order: latest,
+					change: { kind: 'created', status, detectedAt: new Date(nowMs).toISOString() },
+				},
+			]);
+			// Marked as the webhook trigger marks its sample: the Marketplace node's writes do not write
+			// it in a run from the editor (Options > Write Sample Items), and a workflow can tell.
+			item.json.sample = true;
+			item.json.sampleSource = 'newest-order';
+			item.json.sampleNote = `A sample made from your newest ${settings.statuses.length ? 'matching ' : ''}order (${String(latest.id)}), shown whether or not it changed; it was not detected by a check. Production runs never carry "sample".`;
+			return [[item]];
 		}
 
 		const pollKey = `${this.getWorkflow().id ?? ''}/${this.getNode().id}`;

@@ -223,7 +223,7 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		expect((await pollWithRequests(poller)).items).toEqual([]);
 	});
 
-	test('manual run returns the most recent order and leaves the saved state alone', async () => {
+	test('manual run returns the most recent order, marked as a sample, and leaves the saved state alone', async () => {
 		const poller = trigger({ events: ['created'] });
 		await poller.poll();
 		const savedState = JSON.stringify(poller.staticData);
@@ -234,6 +234,9 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		expect(manual.items[0].json).toEqual({
 			...latest,
 			change: { kind: 'created', status: 'Created', detectedAt: expect.any(String) },
+			sample: true,
+			sampleSource: 'newest-order',
+			sampleNote: expect.stringContaining(`newest order (${latest.id})`),
 		});
 		expect(manual.requests).toHaveLength(1);
 		expect(JSON.stringify(poller.staticData)).toBe(savedState);

@@ -1,7 +1,7 @@
 /**
  * The triggers' output schemas cannot drift from their items: the Marketplace Trigger (events with and
  * without Fetch Current State and Include Headers, a brand health event, the item after refusals, a
- * catch-up run with its notice) and the Marketplace Polling Trigger (a new order, a status change) run
+ * catch-up run with its notice) and the Marketplace Polling Trigger (a new order, a status change, its sample) run
  * in n8n-core's engine against the sandbox, and every item must validate against the committed file;
  * every field a schema lists must turn up. n8n-core's resolver must find each file where n8n looks.
  *
@@ -145,7 +145,7 @@ test('Marketplace Trigger: every item validates', async () => {
 	}
 });
 
-test('Marketplace Polling Trigger: a new order and a status change validate', async () => {
+test('Marketplace Polling Trigger: a new order, a status change and the Fetch Test Event sample validate', async () => {
 	const file = 'MarketplacePollingTrigger/__schema__/v1.0.0.json';
 	const poller = createPollHarness({
 		node: new MarketplacePollingTrigger(),
@@ -160,9 +160,10 @@ test('Marketplace Polling Trigger: a new order and a status change validate', as
 	const created = (await poller.poll())![0];
 	await bench.control.cancelOrder(order.id as number);
 	const changed = (await poller.poll())![0];
+	const sample = (await poller.poll('manual'))![0];
 	check(
 		file,
-		[...created, ...changed].map((i) => i.json),
+		[...created, ...changed, ...sample].map((i) => i.json),
 	);
 	const schema = readTriggerSchema(file) as { properties: Record<string, JsonSchema> };
 	const changeFields = Object.keys(

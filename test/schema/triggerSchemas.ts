@@ -140,6 +140,14 @@ export const POLLING_TRIGGER_SCHEMA: JsonSchema = {
 				},
 				['kind', 'status', 'detectedAt'],
 			),
+			sample: {
+				type: 'boolean',
+				const: true,
+				description:
+					'Only on the item of Fetch Test Event: a sample made from a real order, not a detected change',
+			},
+			sampleSource: text('Only on a sample: what it was made from (newest-order)'),
+			sampleNote: text('Only on a sample: what it is, in words'),
 		},
 		['id', 'change'],
 	),

@@ -5,6 +5,8 @@
 import type { INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
+import { writeSampleItemsOption } from './sampleGuard';
+
 /** Shows `properties` only for one resource and operation. */
 export function forOperation(
 	resource: string,
@@ -69,12 +71,12 @@ export const idempotencyKeyOption: INodeProperties = {
 		"Key that makes the write happen at most once, even across re-runs of the workflow (e.g. an expression on the input item's ID). Empty: the node generates a new key per item and keeps it across retries.",
 };
 
-/** The Options collection of a write: its idempotency key. */
+/** The Options collection of a write: its idempotency key, and whether sample items are written. */
 export const writeOptions: INodeProperties = {
 	displayName: 'Options',
 	name: 'options',
 	type: 'collection',
 	placeholder: 'Add Option',
 	default: {},
-	options: [idempotencyKeyOption],
+	options: [idempotencyKeyOption, writeSampleItemsOption],
 };

@@ -5,6 +5,7 @@ import { apiRequest, type TransportSettings } from '../../shared/transport/reque
 import { forOperation, writeOptions } from './descriptions';
 import type { ItemOperation } from './operation';
 import { idempotencyKeyFor, requestSettings } from './readers';
+import { heldBackRecord, sampleCheck } from './sampleGuard';
 
 export interface WriteInput {
 	pathParams?: Record<string, string | number>;
@@ -15,7 +16,8 @@ export interface WriteInput {
 
 /**
  * A single write (POST/PATCH/DELETE) per item, carrying an Idempotency-Key: the user's (Options >
- * Idempotency Key) or one generated per item and kept across retries.
+ * Idempotency Key) or one generated per item and kept across retries. An item from a trigger's
+ * sample in a run from the editor is held back (sampleGuard.ts): output with the reason, not sent.
  */
 export function writeOperation(spec: {
 	resource: string;
@@ -50,6 +52,8 @@ export function writeOperation(spec: {
 			};
 		},
 		async run(input, itemIndex) {
+			const sample = sampleCheck(this)(itemIndex);
+			if (sample) return [heldBackRecord(sample, { ...input.pathParams })];
 			const reconcile = spec.reconcile ? await spec.reconcile(this, input, itemIndex) : undefined;
 			const response = await apiRequest.call(
 				this,

@@ -13,10 +13,12 @@ import { param, requestSettings } from '../readers';
 import type { BatchOperation } from '../operation';
 import { errorItem, toNodeError } from '../itemErrors';
 import { isRecord } from '../../../shared/isRecord';
+import { heldBackRecord, sampleCheck, writeSampleItemsOption } from '../sampleGuard';
 
 /**
  * POST /v1/fulfillment/orders/packed. Order ids come from every input item; they go out in as few
- * requests as the batch size allows; each per-order result returns to the item it came from.
+ * requests as the batch size allows; each per-order result returns to the item it came from. Items
+ * from a trigger's sample in a run from the editor are held back (sampleGuard.ts): their ids are not sent.
  * Failed orders can be resent (only them) under a new Idempotency-Key. A partial failure fails the
  * node only when the user asks for it.
  */
@@ -68,6 +70,7 @@ export const description = forOperation('fulfillment', 'markPacked', [
 				description:
 					'How many times to resend only the orders that failed, each time under a new Idempotency-Key',
 			},
+			writeSampleItemsOption,
 		],
 	},
 ]);
@@ -191,10 +194,13 @@ export async function execute(
 		}
 	}
 
-	// 2. One request per batch of distinct order ids; every result kept by order id.
+	// 2. Items from a sample are not sent; one request per batch of the other items' distinct order
+	// ids; every result kept by order id.
+	const sample = sampleCheck(this);
+	const heldBack = idsByItem.map((ids, itemIndex) => (ids ? sample(itemIndex) : undefined));
 	const results = new Map<number, PackResult>();
 	const requestErrors = new Map<number, ReturnType<typeof toNodeError>>();
-	const order = [...new Set(idsByItem.flatMap((ids) => ids ?? []))];
+	const order = [...new Set(idsByItem.flatMap((ids, i) => (heldBack[i] ? [] : (ids ?? []))))];
 
 	let batchNumber = 0;
 	const send = async (ids: number[], round: number) => {
@@ -246,7 +252,15 @@ export async function execute(
 	// 3. One output item per (input item, order id), paired with its input item.
 	const failures: string[] = [];
 	idsByItem.forEach((ids, itemIndex) => {
+		const origin = heldBack[itemIndex];
 		for (const orderId of ids ?? []) {
+			if (origin) {
+				output[itemIndex].push({
+					json: heldBackRecord(origin, { orderId }),
+					pairedItem: { item: itemIndex },
+				});
+				continue;
+			}
 			const requestError = requestErrors.get(orderId);
 			if (requestError) {
 				output[itemIndex].push(errorItem(requestError, itemIndex, { orderId }));

@@ -1,0 +1,122 @@
+/**
+ * A test run must not write what a sample names. The Marketplace Trigger's "Listen for test event"
+ * and the Polling Trigger's "Fetch Test Event" build their item from the user's newest real order
+ * (marked `sample: true`); run from the editor, the rest of the workflow would change that order at
+ * the service, though nobody chose it. So in a manual run the writes hold back every item that
+ * descends from such a sample: it is output marked `heldBack`, with the reason, and nothing is sent,
+ * unless Options > Write Sample Items is on.
+ *
+ * Descent is n8n's own paired-item resolution, the one behind `$('Trigger').item` in an expression
+ * (n8n-workflow's WorkflowDataProxy): for each of the node's ancestors that is one of the two
+ * triggers, the item's paired ancestor in that trigger's output is read. An item whose ancestry cannot
+ * be resolved (a node that drops paired items, a trigger that did not run) is written, as before.
+ * Runs other than manual ones (production: webhook, trigger), an AI Agent's tool calls (the node's
+ * `…Tool` type) and manual runs from any other trigger are not touched.
+ */
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { isRecord } from '../../shared/isRecord';
+import { param } from './readers';
+
+/** The option of every write that lets sample items through. */
+export const writeSampleItemsOption: INodeProperties = {
+	displayName: 'Write Sample Items',
+	name: 'writeSampleItems',
+	type: 'boolean',
+	default: false,
+	description:
+		"Whether to write items that come from a trigger's sample (Listen for test event, Fetch Test Event) when the workflow runs from the editor. Off: they are output as held back and nothing is sent. Production runs always write.",
+};
+
+/** Node types whose test event is a sample: the two triggers, as n8n names community nodes (`<package>.<name>`). */
+const SAMPLE_TRIGGER_TYPE = /(^|\.)marketplace(Polling)?Trigger$/;
+
+/** The field the triggers set on a sample item (nodes/MarketplaceTrigger/sample.ts SAMPLE_FIELD). */
+const SAMPLE_FIELD = 'sample';
+
+export interface SampleOrigin {
+	/** the trigger node's name */
+	trigger: string;
+}
+
+interface ParentNode {
+	name: string;
+	type: string;
+	disabled?: boolean;
+}
+
+/** The sample an input item of this write descends from, if it must be held back; else undefined. */
+export type SampleCheck = (itemIndex: number) => SampleOrigin | undefined;
+
+const never: SampleCheck = () => undefined;
+
+/** The triggers among the node's ancestors, or none where the run is not a manual one or n8n cannot tell. */
+function sampleTriggers(ctx: IExecuteFunctions): string[] {
+	if (ctx.getMode() !== 'manual') return [];
+	const node = ctx.getNode();
+	// as an AI Agent's tool (n8n names the tool variant `<type>Tool`) the agent decides what to write
+	if (node.type.endsWith('Tool')) return [];
+	const parents = ctx as unknown as {
+		getParentNodes?: (name: string) => ParentNode[];
+	};
+	if (typeof parents.getParentNodes !== 'function') return [];
+	try {
+		return parents
+			.getParentNodes(node.name)
+			.filter((p) => !p.disabled && SAMPLE_TRIGGER_TYPE.test(p.type))
+			.map((p) => p.name);
+	} catch {
+		return [];
+	}
+}
+
+/** The paired ancestor of input item `itemIndex` in `trigger`'s output, as `$('trigger').item` reads it. */
+function pairedTriggerItem(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	trigger: string,
+): IDataObject | undefined {
+	try {
+		const proxy = ctx.getWorkflowDataProxy(itemIndex);
+		const item = (proxy.$(trigger) as { item?: unknown }).item;
+		return isRecord(item) && isRecord(item.json) ? item.json : undefined;
+	} catch {
+		// n8n cannot pair the item with the trigger's output: not known to be a sample
+		return undefined;
+	}
+}
+
+const checks = new WeakMap<IExecuteFunctions, SampleCheck>();
+
+/**
+ * The check for this run of the node (one per execute context, so the ancestors are looked up once):
+ * which input items come from a sample and are not to be written.
+ */
+export function sampleCheck(ctx: IExecuteFunctions): SampleCheck {
+	const known = checks.get(ctx);
+	if (known) return known;
+	const triggers = sampleTriggers(ctx);
+	const check: SampleCheck =
+		triggers.length === 0
+			? never
+			: (itemIndex) => {
+					const options = param<IDataObject>(ctx, 'options', itemIndex, {});
+					if (isRecord(options) && options.writeSampleItems === true) return undefined;
+					for (const trigger of triggers) {
+						const json = pairedTriggerItem(ctx, itemIndex, trigger);
+						if (json?.[SAMPLE_FIELD] === true) return { trigger };
+					}
+					return undefined;
+				};
+	checks.set(ctx, check);
+	return check;
+}
+
+/** The output of a held-back item: `{ heldBack, heldBackReason, ...fields }` (the fields name what was not written). */
+export function heldBackRecord(origin: SampleOrigin, fields: IDataObject = {}): IDataObject {
+	return {
+		heldBack: true,
+		heldBackReason: `Not written: this item comes from a sample, the test event of "${origin.trigger}", which is made from your real data but did not happen. A run from the editor does not write sample items, so nothing was sent to the service. To write it, turn on "Write Sample Items" in this node's Options.`,
+		...fields,
+	};
+}
