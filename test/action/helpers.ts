@@ -23,6 +23,12 @@ export interface RunOptions {
 	baseUrl?: string;
 	/** the node's typeVersion (default: the newest) */
 	typeVersion?: number;
+	/** the run's mode (default manual, as the editor's Execute workflow) */
+	mode?: RunNodeOptions['mode'];
+	/** a real trigger as the start node instead of the test source (see runNode) */
+	start?: RunNodeOptions['start'];
+	/** a node between the start node and the Marketplace node (see runNode) */
+	between?: RunNodeOptions['between'];
 }
 
 export interface Sent {
@@ -102,6 +108,9 @@ export class NodeFixture {
 			continueOnFail: options.continueOnFail,
 			onError: options.onError,
 			typeVersion: options.typeVersion,
+			mode: options.mode,
+			start: options.start,
+			between: options.between,
 		});
 		const sent = (await this.control.requests(before)).map(sentOf);
 		return {

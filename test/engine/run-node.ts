@@ -70,6 +70,22 @@ export interface RunNodeOptions {
 	nodeName?: string;
 	/** Reuse a credentials helper (e.g. to inspect `requested`). */
 	credentialsHelper?: HarnessCredentialsHelper;
+	/**
+	 * A real node type as the start node instead of the test source (a trigger, as n8n runs it in a
+	 * manual execution): a poll node is polled by WorkflowExecute; a webhook node passes on `data`,
+	 * as n8n hands it what its webhook() returned. `inputItems` is then ignored.
+	 */
+	start?: StartNode;
+	/** A node between the start node and the node under test (e.g. one that drops paired items). */
+	between?: { node: INodeType; name: string; parameters?: INodeParameters };
+}
+
+export interface StartNode {
+	node: INodeType | IVersionedNodeType;
+	name: string;
+	parameters?: INodeParameters;
+	/** the items a webhook start node received (its webhook() output) */
+	data?: INodeExecutionData[];
 }
 
 export interface RunNodeResult {
@@ -113,7 +129,7 @@ export async function runNode(opts: RunNodeOptions): Promise<RunNodeResult> {
 	const versioned = nodeTypes.getByNameAndVersion(typeName, typeVersion);
 	const nodeName = opts.nodeName ?? NODE_UNDER_TEST_NAME;
 
-	const sourceNode: INode = {
+	let sourceNode: INode = {
 		id: 'source-node-id',
 		name: SOURCE_NODE_NAME,
 		type: SOURCE_NODE_TYPE,
@@ -121,6 +137,23 @@ export async function runNode(opts: RunNodeOptions): Promise<RunNodeResult> {
 		position: [0, 0],
 		parameters: { items: JSON.stringify(opts.inputItems ?? [{ json: {} }]) },
 	};
+	if (opts.start) {
+		const startType = qualifiedTypeName(opts.start.node);
+		nodeTypes.add(startType, opts.start.node);
+		const startVersion = defaultTypeVersion(opts.start.node);
+		sourceNode = {
+			id: 'start-node-id',
+			name: opts.start.name,
+			type: startType,
+			typeVersion: startVersion,
+			position: [0, 0],
+			parameters: opts.start.parameters ?? {},
+			credentials: credentialsForNode(
+				nodeTypes.getByNameAndVersion(startType, startVersion),
+				opts.credentials,
+			),
+		};
+	}
 	const nodeUnderTest: INode = {
 		id: 'node-under-test-id',
 		name: nodeName,
@@ -136,15 +169,30 @@ export async function runNode(opts: RunNodeOptions): Promise<RunNodeResult> {
 	}
 	if (opts.onError) nodeUnderTest.onError = opts.onError;
 
+	const nodes = [sourceNode, nodeUnderTest];
 	const connections: IConnections = {
-		[SOURCE_NODE_NAME]: { main: [[{ node: nodeName, type: 'main', index: 0 }]] },
+		[sourceNode.name]: { main: [[{ node: nodeName, type: 'main', index: 0 }]] },
 	};
+	if (opts.between) {
+		const betweenType = qualifiedTypeName(opts.between.node);
+		nodeTypes.add(betweenType, opts.between.node);
+		nodes.splice(1, 0, {
+			id: 'between-node-id',
+			name: opts.between.name,
+			type: betweenType,
+			typeVersion: defaultTypeVersion(opts.between.node),
+			position: [100, 0],
+			parameters: opts.between.parameters ?? {},
+		});
+		connections[sourceNode.name].main = [[{ node: opts.between.name, type: 'main', index: 0 }]];
+		connections[opts.between.name] = { main: [[{ node: nodeName, type: 'main', index: 0 }]] };
+	}
 	const workflowData: IWorkflowBase = {
 		id: 'harness-workflow',
 		name: 'Engine harness workflow',
 		active: false,
 		isArchived: false,
-		nodes: [sourceNode, nodeUnderTest],
+		nodes,
 		connections,
 		settings: { executionOrder: 'v1' },
 		createdAt: new Date(),
@@ -185,7 +233,13 @@ export async function runNode(opts: RunNodeOptions): Promise<RunNodeResult> {
 
 	const runExecutionData = createRunExecutionData({
 		executionData: {
-			nodeExecutionStack: [{ node: sourceNode, data: { main: [[{ json: {} }]] }, source: null }],
+			nodeExecutionStack: [
+				{
+					node: sourceNode,
+					data: { main: [opts.start?.data ?? [{ json: {} }]] },
+					source: null,
+				},
+			],
 		},
 	});
 
