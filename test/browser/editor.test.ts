@@ -155,6 +155,44 @@ const SAMPLE_WORKFLOW = {
 	connections: { 'Order Created': { main: [[{ node: 'Edit Fields', type: 'main', index: 0 }]] } },
 	settings: { executionOrder: 'v1' },
 };
+/**
+ * The pack-on-order story as a new builder tries it: the Marketplace Trigger feeding Mark Orders Packed
+ * with the sample's order ID. Execute workflow runs it on the sample, which the write holds back.
+ */
+const PACK_SAMPLE_WORKFLOW = {
+	id: 'brwPackOnSample1',
+	name: 'browser: pack on the sample',
+	nodes: [
+		{
+			id: 'brw-pack-trigger',
+			name: 'New Order',
+			type: TYPES.trigger,
+			typeVersion: 2,
+			position: [0, 0],
+			webhookId: '1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b',
+			parameters: { eventTypes: ['order.created'], options: {} },
+			credentials: CRED_REF,
+		},
+		{
+			id: 'brw-pack-write',
+			name: 'Mark Orders Packed',
+			type: TYPES.action,
+			typeVersion: 1,
+			position: [260, 0],
+			parameters: {
+				resource: 'fulfillment',
+				operation: 'markPacked',
+				orderIds: '={{ $json.data.orderId }}',
+				options: {},
+			},
+			credentials: CRED_REF,
+		},
+	],
+	connections: {
+		'New Order': { main: [[{ node: 'Mark Orders Packed', type: 'main', index: 0 }]] },
+	},
+	settings: { executionOrder: 'v1' },
+};
 /** The fields the order schema lists, as committed (what n8n serves). */
 const ORDER_FIELDS = Object.keys(
 	(
@@ -360,6 +398,7 @@ beforeAll(async () => {
 			await n8n.createWorkflow(OPERATIONS_WORKFLOW);
 			await n8n.createWorkflow(PREVIEW_WORKFLOW);
 			await n8n.createWorkflow(SAMPLE_WORKFLOW);
+			await n8n.createWorkflow(PACK_SAMPLE_WORKFLOW);
 			const types = await n8n.rest<any[]>('POST', '/node-types', {
 				nodeInfos: [
 					{ name: TYPES.action, version: 1 },
@@ -646,6 +685,49 @@ describe("the package in n8n 2.41.1's editor (headless Chromium)", () => {
 		// from the trigger's sample, not a second listening
 		await expect(input.getByText(sample.id, { exact: true }).isVisible()).resolves.toBe(true);
 		await closeNode();
+		expectNoProblems();
+	});
+
+	test('Execute workflow on the sample of Marketplace Trigger -> Mark Orders Packed: the output panel shows the item held back and why; nothing is packed', async () => {
+		const { order } = await sandbox.control.createOrder({ brandId: 3 });
+		const since = (await sandbox.control.requests()).at(-1)?.seq ?? 0;
+		await openWorkflow(PACK_SAMPLE_WORKFLOW.id);
+		await timings.time('Execute workflow -> the sample run held back', async () => {
+			await page.getByTestId('execute-workflow-button').first().click();
+			const api = await n8n.publicApi();
+			await waitFor(
+				'the run on the sample',
+				async () =>
+					(await api.listExecutions({ workflowId: PACK_SAMPLE_WORKFLOW.id })).find(
+						(e) => e.status === 'success',
+					),
+				30_000,
+				200,
+			);
+		});
+		const ndv = await openNode('Mark Orders Packed');
+		const output = ndv.getByTestId('output-panel');
+		await output.getByTestId('node-run-status-success').waitFor({ timeout: 15_000 });
+		await output.getByTestId('radio-button-json').click();
+		await output.getByTestId('ndv-data-container').getByText('"heldBack"').first().waitFor();
+		const items = (await jsonView(output)) as Array<Record<string, unknown>>;
+		expect(items).toEqual([
+			{ heldBack: true, heldBackReason: expect.stringMatching(/\bsample\b/), orderId: order.id },
+		]);
+		expect(items[0].heldBackReason).toContain('"Write Sample Items"');
+		await output
+			.getByText(/comes from a sample/)
+			.first()
+			.waitFor();
+		await shot(output, 'held-back-sample');
+		await closeNode();
+		const packed = (await sandbox.control.requests(since)).filter(
+			(r) => r.path === '/v1/fulfillment/orders/packed',
+		);
+		expect(packed).toEqual([]);
+		expect(
+			(await sandbox.control.state<{ status: string }>('orders', order.id as number)).status,
+		).toBe('Created');
 		expectNoProblems();
 	});
 

@@ -116,7 +116,7 @@ export function sampleCheck(ctx: IExecuteFunctions): SampleCheck {
 export function heldBackRecord(origin: SampleOrigin, fields: IDataObject = {}): IDataObject {
 	return {
 		heldBack: true,
-		heldBackReason: `Not written: this item comes from a sample, the test event of "${origin.trigger}", which is made from your real data but did not happen. A run from the editor does not write sample items, so nothing was sent to the service. To write it, turn on "Write Sample Items" in this node's Options.`,
+		heldBackReason: `Not written: this item comes from a sample, the test event of "${origin.trigger}", made from your real data. A run from the editor does not write sample items, so nothing was sent to the service. To write it, turn on "Write Sample Items" in this node's Options.`,
 		...fields,
 	};
 }
