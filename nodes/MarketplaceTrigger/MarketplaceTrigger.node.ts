@@ -1,23 +1,24 @@
-import type {
-	IHookFunctions,
-	INodeType,
-	INodeTypeDescription,
-	IWebhookFunctions,
-	IWebhookResponseData,
-} from 'n8n-workflow';
+import type { INodeType, INodeTypeDescription } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { EVENT_TYPE_OPTIONS } from '../shared/routes';
 import { namesSubtitle, optionNames } from '../shared/subtitle';
-import {
-	checkEndpointExists,
-	createEndpoint,
-	deleteEndpoint,
-	DEFAULT_ENDPOINT_DESCRIPTION,
-} from './lifecycle';
-import { receiveDelivery } from './receive';
+import { DEFAULT_ENDPOINT_DESCRIPTION, webhookMethodsOf } from './lifecycle';
+import { TriggerProcess, type TriggerSettings } from './memory';
+import { webhookOf } from './receive';
 
 export class MarketplaceTrigger implements INodeType {
+	/**
+	 * This process's part of the trigger. n8n makes one instance of a node type per process and calls
+	 * its methods with their own `this`, so they reach it through the functions below. Tests inject the
+	 * settings (schedules, clock); n8n passes none.
+	 */
+	readonly process: TriggerProcess;
+
+	constructor(settings: Partial<TriggerSettings> = {}) {
+		this.process = new TriggerProcess(settings);
+	}
+
 	description: INodeTypeDescription = {
 		displayName: 'Marketplace Trigger',
 		name: 'marketplaceTrigger',
@@ -122,21 +123,7 @@ export class MarketplaceTrigger implements INodeType {
 		],
 	};
 
-	webhookMethods = {
-		default: {
-			async checkExists(this: IHookFunctions): Promise<boolean> {
-				return await checkEndpointExists.call(this);
-			},
-			async create(this: IHookFunctions): Promise<boolean> {
-				return await createEndpoint.call(this);
-			},
-			async delete(this: IHookFunctions): Promise<boolean> {
-				return await deleteEndpoint.call(this);
-			},
-		},
-	};
+	webhookMethods = webhookMethodsOf(() => this.process);
 
-	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-		return await receiveDelivery.call(this);
-	}
+	webhook = webhookOf(() => this.process);
 }

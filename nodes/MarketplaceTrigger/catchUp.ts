@@ -1,11 +1,12 @@
 /**
- * Catch Up Missed Orders: every order runs once, also when its order.created delivery never came
- * (n8n stopped or unreachable for a while, a proxy that dropped requests, an endpoint the service
- * disabled). The service's own advice for a gap: list the orders with a start date covering it.
+ * Catch Up Missed Orders, on the delivery path: every order runs once, also when its order.created
+ * delivery never came (n8n stopped or unreachable for a while, a proxy that dropped requests, an
+ * endpoint the service disabled). The service's own advice for a gap: list the orders with a start
+ * date covering it.
  *
- * A cursor in the static data (`caughtUpTo`, the service's clock) says that every order created
- * before it ran or was caught up. An accepted delivery moves it, reading the orders created from
- * the cursor (Order > Get Many by start date, paced and retried like every read), when:
+ * The cursor (store.ts) says that every order created before it ran or was caught up. An accepted
+ * delivery moves it, reading the orders created from the cursor (Order > Get Many by start date,
+ * paced and retried like every read), when:
  * - this n8n process has not caught up since it started (n8n was down, or a restart lost deliveries);
  * - the event was created a minute or more after the cursor: a quiet period longer than the
  *   service's shortest retry gap, and in steady traffic one read a minute;
@@ -16,28 +17,22 @@
  *
  * Each order in the window the trigger does not know is emitted once, shaped like an order.created
  * item and marked `caughtUp`. No order runs twice:
- * - orders whose event was accepted are kept (`orders` store) until the cursor passes them; caught-up
- *   orders are kept (`seen` store) for as long as the service may still deliver their event, which
- *   is then answered 2xx and starts nothing;
+ * - orders whose event ran are kept in `orders` until the cursor passes them; caught-up orders are
+ *   kept in `seen` for as long as the service may still deliver their event, which is then answered
+ *   2xx and starts nothing;
  * - within a process, a catch-up and a delivery of the same order wait for each other (in-flight keys);
  * - across processes (queue mode), after its read a no-op write with an Idempotency-Key made from the
  *   endpoint and the window's start claims the window: only the process whose write is not a replay
  *   (`Idempotent-Replayed: true`) emits the orders. The delivery that catches up is answered by the
- *   trigger itself, so n8n saves the cursor and the keys before its run starts, and settle.ts keeps
- *   them stored.
+ *   trigger itself, so n8n saves the cursor and the keys before its run starts.
  */
-import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { readAll } from '../shared/transport/pagination';
 import { isoSeconds } from '../shared/transport/queryEncoding';
 import { apiRequest, type TransportSettings } from '../shared/transport/request';
-import { CLOCK_TOLERANCE_MS, RETENTION_SLACK_MS, RETRY_GAPS_MS, retentionFor } from './dedup';
-import { dedupKey } from './events';
 import type { EndpointMemory } from './memory';
-import { getCaughtUpTo, setCaughtUpTo, type MissedEventsNotice } from './state';
-import type { StoredEndpoint } from './stored';
-
-export const ORDER_CREATED = 'order.created';
+import { ORDER_CREATED, orderKey, type EndpointStore, type MissedEventsNotice } from './store';
 
 /** Orders created this close before the delivery that catches up may have a delivery under way (answers take up to 10 s). */
 export const IN_FLIGHT_MS = 15_000;
@@ -52,40 +47,6 @@ export const CATCH_UP_INTERVAL_MS = 60_000;
  */
 export const MAX_CAUGHT_UP_PER_RUN = 250;
 
-/** The service may deliver an event until its last retry, about 42 hours after it was created. */
-const RETRY_HORIZON_MS =
-	RETRY_GAPS_MS.reduce((sum, gap) => sum + gap, 0) + CLOCK_TOLERANCE_MS + RETENTION_SLACK_MS;
-
-/** The key an order is remembered under once its order.created event ran or it was caught up. */
-export function orderKey(orderId: unknown): string {
-	return dedupKey(`${ORDER_CREATED}#${String(orderId)}`);
-}
-
-/** Until when a caught-up order's key is kept: as long as the service may still deliver its event. */
-export function caughtUpUntil(createdAtMs: number, nowMs: number): number {
-	const created = Number.isFinite(createdAtMs) ? createdAtMs : nowMs;
-	return Math.max(created + RETRY_HORIZON_MS, nowMs + retentionFor(Infinity));
-}
-
-/**
- * On activation: a production endpoint made now (`endpointCreatedAt`, the service's clock) starts the
- * catch-up then; an endpoint found already registered with no cursor starts at its first delivery (the
- * service's clock again; when it was made, orders may have run without their keys kept). A cursor kept
- * from an earlier activation stays, so a workflow published again picks up the orders created while it
- * was unpublished, as the polling trigger does. With the option off there is no cursor, so turning it
- * on again starts then.
- */
-export function startCatchUp(ctx: IHookFunctions, endpointCreatedAt: string | undefined): void {
-	const url = ctx.getNodeWebhookUrl('default');
-	const options = ctx.getNodeParameter('options', {}) as { catchUpMissedOrders?: boolean };
-	if (!url || ctx.getMode() === 'manual') return;
-	const data = ctx.getWorkflowStaticData('node');
-	if (options.catchUpMissedOrders === false) return setCaughtUpTo(data, url, undefined);
-	const since = Date.parse(endpointCreatedAt ?? '');
-	if (getCaughtUpTo(data, url) === undefined && Number.isFinite(since))
-		setCaughtUpTo(data, url, since);
-}
-
 export interface CatchUpWindow {
 	/** Unix ms, the service's clock; orders created in [from, to) */
 	from: number;
@@ -97,12 +58,12 @@ export interface CatchUpWindow {
  * clock), or undefined when none is due.
  */
 export function dueWindow(
-	stored: StoredEndpoint,
+	store: EndpointStore,
 	memory: EndpointMemory,
 	eventAtMs: number,
 	notice: MissedEventsNotice | undefined,
 ): CatchUpWindow | undefined {
-	const from = stored.caughtUpTo;
+	const from = store.cursor;
 	if (from === undefined || !Number.isFinite(eventAtMs)) return undefined;
 	const worksAgainAt = notice ? Date.parse(notice.worksAgainAt) : NaN;
 	const to = Math.max(
@@ -143,38 +104,36 @@ function caughtUpEvent(
 }
 
 /**
- * Reads the orders created in `window` that the trigger does not know, oldest first, at most
- * MAX_CAUGHT_UP_PER_RUN, and claims the window. The keys of the orders it reads are held (`hold`)
- * until the caller has recorded them. Throws what the transport throws (the caller
- * answers 503 for a transient failure).
+ * Reads the orders created in `window` that did not run, oldest first, at most MAX_CAUGHT_UP_PER_RUN,
+ * and claims the window. The keys of the orders it reads are held (`hold`) until the caller has
+ * added them. Throws what the transport throws (the caller answers 503 for a transient failure).
  */
 export async function catchUpOrders(
 	ctx: IWebhookFunctions,
 	window: CatchUpWindow,
-	stored: StoredEndpoint,
+	store: EndpointStore,
 	memory: EndpointMemory,
 	nowMs: number,
 	settings: TransportSettings,
 	withCurrent: boolean,
 	hold: (keys: string[]) => void,
 ): Promise<CatchUpResult> {
-	const endpointId = stored.record?.endpointId ?? 0;
+	const endpointId = store.record?.endpointId ?? 0;
 	const orders = await readAll.call(ctx, {
 		route: 'listOrders',
 		query: { startDate: isoSeconds(window.from) },
 		returnAll: true,
 		settings,
 	});
-	// the read let other requests of this process run: take in what they accepted
-	stored.absorb(memory, nowMs);
+	// the read let other requests of this process run: `ran` also answers from their pending keys
 	const missed = orders
 		.map((order) => ({ order, at: Date.parse(String(order.createdAt)), key: orderKey(order.id) }))
 		.filter(
 			({ at, key }) =>
 				at >= window.from &&
 				at < window.to &&
-				!stored.knows(memory, 'ids', key, nowMs) &&
-				!stored.knows(memory, 'orders', key, nowMs) &&
+				!store.ran('seen', key, nowMs) &&
+				!store.ran('orders', key, nowMs) &&
 				!memory.inFlight.has(key),
 		)
 		.sort((a, b) => a.at - b.at || Number(a.order.id) - Number(b.order.id));

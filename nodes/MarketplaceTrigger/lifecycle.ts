@@ -3,9 +3,10 @@
  * for this node's webhook URL. The node file calls these; each throws
  * NodeApiError / NodeOperationError with a message a workflow builder can act on.
  */
-import type { IDataObject, IHookFunctions, IWebhookFunctions, JsonObject } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import { normaliseEventTypes } from '../shared/routes';
 import { readAll } from '../shared/transport/pagination';
 import { transportClock } from '../shared/transport/clock';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
@@ -15,21 +16,17 @@ import {
 	nodeApiError,
 	readFailure,
 } from '../shared/transport/transportErrors';
-import { startCatchUp } from './catchUp';
-import { normaliseEventTypes, sameEventTypes } from './events';
+import { startSampleDelivery } from './listening';
+import type { TriggerProcess } from './memory';
 import { checkReachability } from './reachability';
-import { startSampleDelivery } from './sample';
+import { writePending } from './saveViaOwnWebhook';
+import { rotateSecret, secretOf, withNewSecret } from './secrets';
 import {
-	clearRecord,
-	getMissedWindow,
-	getRecord,
-	missedEventsNotice,
-	setMissedWindow,
-	setRecord,
-	withNewSecret,
+	EndpointStore,
 	type EndpointRecord,
+	type MissedEventsNotice,
 	type MissedWindow,
-} from './state';
+} from './store';
 
 /** The service lets a user own at most 10 webhook endpoints. */
 export const MAX_ENDPOINTS = 10;
@@ -60,8 +57,76 @@ interface TriggerOptions {
 	rotateSecretOnActivation?: boolean;
 }
 
-function nodeData(ctx: IHookFunctions): IDataObject {
-	return ctx.getWorkflowStaticData('node');
+/** The endpoint's part of the static data (n8n saves it when the hook returns). */
+function storeOf(ctx: IHookFunctions, url: string): EndpointStore {
+	return EndpointStore.read(ctx.getWorkflowStaticData('node'), url);
+}
+
+/** True when two lists name the same event types (order and repeats ignored). */
+function sameEventTypes(a: readonly string[], b: readonly string[]): boolean {
+	const left = new Set(a);
+	const right = new Set(b);
+	return left.size === right.size && [...left].every((type) => right.has(type));
+}
+
+/**
+ * The service disables an endpoint after 5 days without a successful delivery; events of those
+ * days, and of up to the whole retry schedule before them, were never delivered.
+ */
+export const UNDELIVERED_BEFORE_DISABLING_MS = (5 * 24 + 42) * 3_600_000;
+
+/**
+ * The notice for the first event after a Disabled endpoint was re-enabled or replaced at `nowMs`,
+ * when the service says it works again at `worksAgainAt` (its own clock; `nowMs` if it did not say).
+ */
+export function missedEventsNotice(
+	window: MissedWindow,
+	nowMs: number,
+	worksAgainAt?: string,
+): MissedEventsNotice {
+	const since = window.disabledSince ? Date.parse(window.disabledSince) : NaN;
+	const missedFrom = Number.isFinite(since)
+		? new Date(since - UNDELIVERED_BEFORE_DISABLING_MS).toISOString()
+		: null;
+	const missedUntil = new Date(nowMs).toISOString();
+	const works =
+		worksAgainAt !== undefined && Number.isFinite(Date.parse(worksAgainAt))
+			? worksAgainAt
+			: missedUntil;
+	return {
+		reEnabledAt: missedUntil,
+		disabledSince: window.disabledSince,
+		disabledReason: window.disabledReason,
+		missedFrom,
+		missedUntil,
+		worksAgainAt: works,
+		message:
+			`Webhook endpoint ${window.endpointId} was Disabled (${window.disabledReason ?? 'by a user'}` +
+			`${window.disabledSince ? ` since about ${window.disabledSince}` : ''}). The service does not resend events it could not deliver: ` +
+			`events created ${missedFrom ? `from ${missedFrom} ` : ''}until ${missedUntil} may be missing. With Catch Up Missed Orders on and ` +
+			'Order Created among the event types, the trigger brings the orders created meanwhile; cancellations, returns and brand health changes of that window are not recovered ' +
+			'(read them with the Marketplace node).',
+	};
+}
+
+/**
+ * The cursor on activation: a production endpoint made now (`endpointCreatedAt`, the service's clock)
+ * starts the catch-up then; an endpoint found already registered with no cursor starts at its first
+ * delivery (the service's clock again; when it was made, orders may have run without their keys
+ * kept). A cursor kept from an earlier activation stays, so a workflow published again picks up the
+ * orders created while it was unpublished, as the polling trigger does. With the option off there is
+ * no cursor, so turning it on again starts then.
+ */
+function startCatchUp(
+	ctx: IHookFunctions,
+	store: EndpointStore,
+	endpointCreatedAt: string | undefined,
+): void {
+	const options = ctx.getNodeParameter('options', {}) as { catchUpMissedOrders?: boolean };
+	if (ctx.getMode() === 'manual') return;
+	if (options.catchUpMissedOrders === false) return store.setCursor(undefined);
+	const since = Date.parse(endpointCreatedAt ?? '');
+	if (store.cursor === undefined && Number.isFinite(since)) store.setCursor(since);
 }
 
 function webhookUrlOf(ctx: IHookFunctions): string {
@@ -111,40 +176,6 @@ async function listEndpoints(ctx: IHookFunctions): Promise<RemoteEndpoint[]> {
 	return records.map(toRemote).filter((e): e is RemoteEndpoint => e !== undefined);
 }
 
-/** The secret of a create or rotate answer: `{ webhookEndpoint, secret }` (read tolerantly). */
-function secretOf(body: unknown): string | undefined {
-	if (!body || typeof body !== 'object') return undefined;
-	const record = body as IDataObject;
-	if (typeof record.secret === 'string') return record.secret;
-	const inner = record.webhookEndpoint as IDataObject | undefined;
-	return inner && typeof inner.secret === 'string' ? inner.secret : undefined;
-}
-
-/** Rotates the endpoint's signing secret and returns the new one (the service shows it only here). */
-export async function rotateSecret(
-	ctx: IHookFunctions | IWebhookFunctions,
-	endpointId: number,
-	settings: TransportSettings = LIFECYCLE_TRANSPORT,
-): Promise<string> {
-	const { body } = await apiRequest.call(
-		ctx,
-		{
-			route: 'rotateWebhookEndpointSecret',
-			pathParams: { id: endpointId },
-			idempotencyKey: newIdempotencyKey(),
-		},
-		settings,
-	);
-	const secret = secretOf(body);
-	if (!secret) {
-		throw new NodeOperationError(
-			ctx.getNode(),
-			`Rotating the secret of webhook endpoint ${endpointId} returned no secret`,
-		);
-	}
-	return secret;
-}
-
 function disabledWindow(endpoint: RemoteEndpoint): MissedWindow {
 	return {
 		endpointId: endpoint.id,
@@ -166,18 +197,23 @@ function endpointIn(body: unknown): RemoteEndpoint | undefined {
  * a Disabled endpoint re-enabled (with a warning that missed events are not resent), and a secret
  * obtained by rotation when none is held for it.
  */
-export async function checkEndpointExists(this: IHookFunctions): Promise<boolean> {
-	const url = webhookUrlOf(this);
-	const eventTypes = wantedEventTypes(this);
-	const description = wantedDescription(this);
-	const options = this.getNodeParameter('options', {}) as TriggerOptions;
-	const data = nodeData(this);
-	const stored = getRecord(data, url);
+export async function checkEndpointExists(
+	ctx: IHookFunctions,
+	process: TriggerProcess,
+): Promise<boolean> {
+	const url = webhookUrlOf(ctx);
+	const eventTypes = wantedEventTypes(ctx);
+	const description = wantedDescription(ctx);
+	const options = ctx.getNodeParameter('options', {}) as TriggerOptions;
+	const store = storeOf(ctx, url);
+	const stored = store.record;
 
-	const matches = (await listEndpoints(this)).filter((e) => e.url === url);
+	const matches = (await listEndpoints(ctx)).filter((e) => e.url === url);
 	if (matches.length === 0) {
 		// gone (deleted elsewhere, or never created): create() registers a new one
-		clearRecord(data, url);
+		store.record = undefined;
+		store.recordChanged();
+		store.writeBack(transportClock().now());
 		return false;
 	}
 	const endpoint = matches.find((e) => e.id === stored?.endpointId) ?? matches[0];
@@ -191,7 +227,7 @@ export async function checkEndpointExists(this: IHookFunctions): Promise<boolean
 	let updated: RemoteEndpoint | undefined;
 	if (Object.keys(patch).length > 0) {
 		const answer = await apiRequest.call(
-			this,
+			ctx,
 			{
 				route: 'updateWebhookEndpoint',
 				pathParams: { id: endpoint.id },
@@ -210,21 +246,23 @@ export async function checkEndpointExists(this: IHookFunctions): Promise<boolean
 			: { endpointId: endpoint.id, eventTypes };
 	// Before a rotation: the test delivery is signed with the secret n8n holds (or refused for none),
 	// never with a new one n8n has not saved yet, which webhook() would take for a rotation elsewhere.
-	await checkReachability(this, endpoint.id, url);
+	await checkReachability(ctx, endpoint.id, url, process.settings);
 	if (!record.secret || options.rotateSecretOnActivation === true) {
 		// without a secret held, the previous one (which the service also signs with for 24 hours) is unknown here:
 		// its signature on the next deliveries is expected, not a rotation elsewhere
 		const unknownPrevious = !record.secret;
-		record = withNewSecret(record, await rotateSecret(this, endpoint.id), now);
+		record = withNewSecret(record, await rotateSecret(ctx, endpoint.id, LIFECYCLE_TRANSPORT), now);
 		if (unknownPrevious) record.recoveredAt = now;
 	}
 	if (reEnable) {
 		record.missedEvents = missedEventsNotice(disabledWindow(endpoint), now, updated?.updatedAt);
-		this.logger.warn(record.missedEvents.message, { endpointId: endpoint.id, url });
+		ctx.logger.warn(record.missedEvents.message, { endpointId: endpoint.id, url });
 	}
-	setRecord(data, url, record);
-	startCatchUp(this, undefined);
-	if (this.getMode() === 'manual') startSampleDelivery(this, endpoint.id, url);
+	store.record = record;
+	store.recordChanged();
+	startCatchUp(ctx, store, undefined);
+	store.writeBack(now);
+	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, process, endpoint.id, url);
 	return true;
 }
 
@@ -285,14 +323,17 @@ async function explainCreateRefusal(
 }
 
 /** create: registers the webhook URL with the chosen event types; keeps id and secret. */
-export async function createEndpoint(this: IHookFunctions): Promise<boolean> {
-	const url = webhookUrlOf(this);
-	const eventTypes = wantedEventTypes(this);
-	const body: IDataObject = { url, description: wantedDescription(this), eventTypes };
+export async function createEndpoint(
+	ctx: IHookFunctions,
+	process: TriggerProcess,
+): Promise<boolean> {
+	const url = webhookUrlOf(ctx);
+	const eventTypes = wantedEventTypes(ctx);
+	const body: IDataObject = { url, description: wantedDescription(ctx), eventTypes };
 	let response: { body: unknown };
 	try {
 		response = await apiRequest.call(
-			this,
+			ctx,
 			{
 				route: 'createWebhookEndpoint',
 				body,
@@ -301,46 +342,49 @@ export async function createEndpoint(this: IHookFunctions): Promise<boolean> {
 				// one). checkExists found none at this URL before, so one there now is ours: adopt it and
 				// rotate for the secret the lost answer held.
 				reconcile: async () => {
-					const mine = (await listEndpoints(this)).find((e) => e.url === url);
+					const mine = (await listEndpoints(ctx)).find((e) => e.url === url);
 					if (!mine) return undefined;
-					return { webhookEndpoint: { ...mine }, secret: await rotateSecret(this, mine.id) };
+					const secret = await rotateSecret(ctx, mine.id, LIFECYCLE_TRANSPORT);
+					return { webhookEndpoint: { ...mine }, secret };
 				},
 			},
 			LIFECYCLE_TRANSPORT,
 		);
 	} catch (error) {
-		const explained = await explainCreateRefusal(this, error, url);
-		throw explained ?? new NodeApiError(this.getNode(), error as JsonObject);
+		const explained = await explainCreateRefusal(ctx, error, url);
+		throw explained ?? new NodeApiError(ctx.getNode(), error as JsonObject);
 	}
 	const created = response.body as IDataObject;
 	const endpoint = toRemote((created.webhookEndpoint ?? created) as IDataObject);
 	const secret = secretOf(created);
 	if (!endpoint || !secret) {
 		throw new NodeOperationError(
-			this.getNode(),
+			ctx.getNode(),
 			'Creating the webhook endpoint returned no endpoint id or secret',
 		);
 	}
-	const data = nodeData(this);
+	const store = storeOf(ctx, url);
 	const now = transportClock().now();
 	const record: EndpointRecord = { endpointId: endpoint.id, secret, secretAt: now, eventTypes };
 	// the endpoint this one replaces had been disabled by the service: events were missed
-	const missed = getMissedWindow(data, url);
-	if (missed) {
-		record.missedEvents = missedEventsNotice(missed, now, endpoint.createdAt);
-		this.logger.warn(record.missedEvents.message, { endpointId: endpoint.id, url });
-		setMissedWindow(data, url, undefined);
+	if (store.missed) {
+		record.missedEvents = missedEventsNotice(store.missed, now, endpoint.createdAt);
+		ctx.logger.warn(record.missedEvents.message, { endpointId: endpoint.id, url });
+		store.setMissed(undefined);
 	}
-	setRecord(data, url, record);
-	startCatchUp(this, endpoint.createdAt);
+	store.record = record;
+	store.recordChanged();
+	startCatchUp(ctx, store, endpoint.createdAt);
+	store.writeBack(now);
 	// not reached: the endpoint is of no use, and n8n's retry (or the next listening) creates it again
 	await checkReachability(
-		this,
+		ctx,
 		endpoint.id,
 		url,
-		async () => await removeUnreached(this, endpoint.id, url),
+		process.settings,
+		async () => await removeUnreached(ctx, endpoint.id, url),
 	);
-	if (this.getMode() === 'manual') startSampleDelivery(this, endpoint.id, url);
+	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, process, endpoint.id, url);
 	return true;
 }
 
@@ -360,7 +404,10 @@ async function removeUnreached(
 			},
 			LIFECYCLE_TRANSPORT,
 		);
-		clearRecord(nodeData(ctx), url);
+		const store = storeOf(ctx, url);
+		store.record = undefined;
+		store.recordChanged();
+		store.writeBack(transportClock().now());
 	} catch (error) {
 		ctx.logger.warn(
 			`Could not delete webhook endpoint ${endpointId} (${url}) after the reachability check failed: ${readFailure(error).message}`,
@@ -370,23 +417,27 @@ async function removeUnreached(
 
 /**
  * delete: removes the endpoint(s) registered for this node's URL, and only those. A 404 (already
- * gone) counts as deleted; any other failure is thrown so n8n reports it.
+ * gone) counts as deleted; any other failure is thrown so n8n reports it. This process forgets the
+ * endpoint, writing the keys it has not confirmed into the static data n8n saves after the hook.
  */
-export async function deleteEndpoint(this: IHookFunctions): Promise<boolean> {
-	const url = webhookUrlOf(this);
-	const data = nodeData(this);
-	const stored = getRecord(data, url);
-	const mine = (await listEndpoints(this)).filter((e) => e.url === url);
+export async function deleteEndpoint(
+	ctx: IHookFunctions,
+	process: TriggerProcess,
+): Promise<boolean> {
+	const url = webhookUrlOf(ctx);
+	const store = storeOf(ctx, url);
+	const stored = store.record;
+	const mine = (await listEndpoints(ctx)).filter((e) => e.url === url);
 	const ids = new Set(mine.map((e) => e.id));
 	// Deleting a Disabled endpoint would lose the only trace that events were missed: keep it for
 	// the endpoint the next activation creates.
 	const disabled = mine.find((e) => e.status === 'Disabled');
-	if (disabled) setMissedWindow(data, url, disabledWindow(disabled));
+	if (disabled) store.setMissed(disabledWindow(disabled));
 	// The stored id is deleted only when the service still shows it at this URL.
 	for (const id of ids) {
 		try {
 			await apiRequest.call(
-				this,
+				ctx,
 				{
 					route: 'deleteWebhookEndpoint',
 					pathParams: { id },
@@ -397,20 +448,40 @@ export async function deleteEndpoint(this: IHookFunctions): Promise<boolean> {
 		} catch (error) {
 			const failure = readFailure(error);
 			if (failure.status === 404) {
-				this.logger.info(`Webhook endpoint ${id} was already gone`);
+				ctx.logger.info(`Webhook endpoint ${id} was already gone`);
 				continue;
 			}
-			throw nodeApiError(this.getNode(), errorObjectOf(error), {
+			throw nodeApiError(ctx.getNode(), errorObjectOf(error), {
 				httpCode: failure.status === undefined ? undefined : String(failure.status),
 				message: `Could not delete webhook endpoint ${id} (${url}): ${failure.message}`,
 			});
 		}
 	}
 	if (stored && !ids.has(stored.endpointId)) {
-		this.logger.info(
+		ctx.logger.info(
 			`Webhook endpoint ${stored.endpointId} no longer exists at ${url}; nothing to delete`,
 		);
 	}
-	clearRecord(data, url);
+	store.record = undefined;
+	store.recordChanged();
+	writePending(store, process.forget(ctx.getWorkflow().id ?? '', url));
+	store.writeBack(transportClock().now());
 	return true;
+}
+
+/** webhookMethods.default of the node: each hook with this process's part of the trigger. */
+export function webhookMethodsOf(process: () => TriggerProcess) {
+	return {
+		default: {
+			async checkExists(this: IHookFunctions): Promise<boolean> {
+				return await checkEndpointExists(this, process());
+			},
+			async create(this: IHookFunctions): Promise<boolean> {
+				return await createEndpoint(this, process());
+			},
+			async delete(this: IHookFunctions): Promise<boolean> {
+				return await deleteEndpoint(this, process());
+			},
+		},
+	};
 }

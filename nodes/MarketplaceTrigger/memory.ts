@@ -1,25 +1,84 @@
 /**
- * What this n8n process knows of one endpoint (one workflow and webhook URL) beyond the workflow's
- * static data: n8n loads that copy anew for every request and may overwrite it with an older one
- * (see settle.ts), so what this process accepted, refused or was doing is held here, in one object
- * per endpoint, and forgotten in one place (as an n8n restart forgets it).
+ * What this n8n process holds for the Marketplace Trigger beyond the workflow's static data (which
+ * n8n loads anew for every request and may overwrite with an older copy, see saveViaOwnWebhook.ts):
+ * the trigger's settings (schedules and clock, injected through the node's constructor) and one
+ * registry of endpoint memories. n8n keeps one instance of a node type per process, so the registry
+ * lives on that instance; an endpoint's memory is forgotten when its workflow is deactivated, and all
+ * of it when the process ends.
  */
-import type { VerifyFailure } from '../shared/webhookVerifier';
-import type { SyncLoop } from './settle';
+import type { IWebhookFunctions } from 'n8n-workflow';
 
-/** A key this process accepted and has not yet seen settled in the static data (settle.ts). */
+import { transportClock } from '../shared/transport/clock';
+import type { VerifyFailure } from '../shared/webhookVerifier';
+
+/** The sections of the store a key belongs to (store.ts): `seen` (what ran) and `orders` (orders that ran). */
+export type KeySection = 'seen' | 'orders';
+
+/** When things happen; every wait and time of the trigger's own schedules goes through here. */
+export interface TriggerSettings {
+	clock: { now(): number; sleep(ms: number): Promise<void> };
+	/**
+	 * The save loop of an endpoint sends at most one save request this often, carrying every pending
+	 * key: each is a webhook request as costly as a delivery, and the service's shortest retry gap is a
+	 * minute, so a second is soon enough.
+	 */
+	saveEveryMs: number;
+	/** a save request this long after a key's acceptance confirms it: longer than any request of the trigger */
+	confirmAfterMs: number;
+	/** save requests that may fail, or find a key missing, before it is given up on */
+	maxFailedSaves: number;
+	/** the sample of "Listen for test event": first asked for `firstMs` after create(), then every `retryMs`, `attempts` times */
+	sample: { firstMs: number; retryMs: number; attempts: number };
+	/** a test delivery the service has not attempted yet is read again `pendingReads` times, `pendingWaitMs` apart */
+	probe: { pendingReads: number; pendingWaitMs: number };
+}
+
+export const DEFAULT_SETTINGS: TriggerSettings = {
+	// the transport's clock: the one signatures are checked against
+	clock: {
+		now: () => transportClock().now(),
+		sleep: async (ms) => await transportClock().sleep(ms),
+	},
+	saveEveryMs: 1_000,
+	confirmAfterMs: 10_000,
+	maxFailedSaves: 8,
+	sample: { firstMs: 500, retryMs: 1_000, attempts: 6 },
+	probe: { pendingReads: 5, pendingWaitMs: 1_000 },
+};
+
+/** A key this process added and has not yet seen confirmed in the static data. */
 export interface PendingKey {
+	section: KeySection;
 	key: string;
-	/** `ids`: a webhook-id or a caught-up order, kept until `untilMs`; `orders`: an order whose event was accepted, created at `untilMs` */
-	kind: 'ids' | 'orders';
+	/** `seen`: kept until then; `orders`: the order's creation time (kept until the cursor passes it) */
 	untilMs: number;
 	acceptedAt: number;
-	/** a sync has stored it (or found it stored) */
-	stored: boolean;
-	/** syncs that failed or found it missing; a sync that found it stored is no reason to give up */
-	syncs: number;
-	/** once stored: the last request of this process begun by then (those may hold a copy without it) */
-	storedSeq?: number;
+	/** a save request wrote it or found it written */
+	saved: boolean;
+	/** save requests that failed or found it missing; one that found it written is no reason to give up */
+	failedSaves: number;
+	/** once saved: the last request of this process begun by then (those may hold a copy without it) */
+	savedAtSeq?: number;
+}
+
+/** Where this process's own listener is: the address a delivery arrived on, with the path it was served at. */
+export interface OwnListener {
+	url: string;
+	/** the listener serves https (N8N_PROTOCOL=https): its certificate names the public host, not this address */
+	tls: boolean;
+}
+
+/** The save loop of one endpoint (saveViaOwnWebhook.ts). */
+export interface SaveLoop {
+	running: boolean;
+	/** the newest request's context: the loop sends with its `helpers.httpRequest` after that request ended */
+	ctx?: IWebhookFunctions;
+	listener?: OwnListener;
+	secret?: string;
+	/** why the last save request failed, if it did; cleared by the next one that works */
+	lastError?: string;
+	/** keys given up on since an item last reported it */
+	givenUp: number;
 }
 
 /** Deliveries refused since the last accepted event (reported on that event's item). */
@@ -31,38 +90,37 @@ export interface Refusals {
 	lastMessage: string;
 }
 
+/** What this process knows of one endpoint (one workflow and webhook URL). */
 export class EndpointMemory {
 	constructor(readonly url: string) {}
 
-	/**
-	 * Keys this process accepted and has not seen settled in the static data, by `kind:key`: a save of
-	 * another request or process may still drop them, so duplicate checks and saves take them in too.
-	 */
+	/** keys added and not yet confirmed, by `section:key`: duplicate checks and writes take them in too */
 	readonly pending = new Map<string, PendingKey>();
-	/** the newest catch-up cursor this process wrote (the service's clock, Unix ms) */
-	caughtUpTo = -Infinity;
+	/** the newest cursor this process reached (the service's clock, Unix ms) */
+	cursor = -Infinity;
 	/** deliveries and orders being processed now, by key: a concurrent copy (or catch-up) waits for the first */
 	readonly inFlight = new Map<string, Promise<void>>();
 	/** missed-events notices this process has put on an item (by re-enable time) */
 	readonly shownNotices = new Set<string>();
 	/** when this process last rotated the secret to recover from a rotation elsewhere */
 	lastRecoveryAt = 0;
-	/** when this process last verified a delivery of the service (its own clock) */
+	/** when this process last verified a delivery of the service */
 	lastVerifiedAt?: number;
 	/** whether this process has caught up since it started */
 	caughtUpSinceStart = false;
 	/** the last catch-up stopped at the most orders one run brings: the next delivery goes on */
 	backlog = false;
 	refusals?: Refusals;
-	/** the loop that stores accepted ids (settle.ts), while one runs */
-	sync?: SyncLoop;
+	readonly saveLoop: SaveLoop = { running: false, givenUp: 0 };
+	/** set when the workflow was deactivated: the save loop stops */
+	forgotten = false;
 
 	/** requests of this process under way, by the sequence number they began with */
 	private readonly open = new Set<number>();
 	/** the sequence number of the last request begun */
 	lastSeq = 0;
 
-	/** Notes a request that began (and loads the static data now); returns what notes its end. */
+	/** Notes a request that began (and read the static data now); returns what notes its end. */
 	begin(): () => void {
 		const seq = ++this.lastSeq;
 		this.open.add(seq);
@@ -75,35 +133,64 @@ export class EndpointMemory {
 		return false;
 	}
 
-	/** True when this process accepted `key` of `kind` and has not settled it (an id only until it expires). */
-	holds(kind: PendingKey['kind'], key: string, nowMs: number): boolean {
-		const entry = this.pending.get(pendingName(kind, key));
-		return entry !== undefined && (kind === 'orders' || entry.untilMs > nowMs);
+	/** True when this process added `key` to `section` and it is not confirmed (a `seen` key only until it expires). */
+	holds(section: KeySection, key: string, nowMs: number): boolean {
+		const entry = this.pending.get(pendingName(section, key));
+		return entry !== undefined && (section === 'orders' || entry.untilMs > nowMs);
 	}
 }
 
-/** The name a key is held under in `pending`: the same key may be held as an id and as an order. */
-export function pendingName(kind: PendingKey['kind'], key: string): string {
-	return `${kind}:${key}`;
+/** The name a key is pending under: the same key may be pending in both sections. */
+export function pendingName(section: KeySection, key: string): string {
+	return `${section}:${key}`;
 }
 
-const endpoints = new Map<string, EndpointMemory>();
+/** This process's part of the trigger: its settings and the memory of every endpoint it served. */
+export class TriggerProcess {
+	readonly settings: TriggerSettings;
+	private readonly endpoints = new Map<string, EndpointMemory>();
+	/** sample deliveries being asked for, by endpoint id (listening.ts) */
+	readonly listenings = new Map<number, Promise<void>>();
 
-/** The memory of the endpoint at `url` of workflow `workflowId`, made on first use. */
-export function memoryOf(workflowId: string, url: string): EndpointMemory {
-	const scope = `${workflowId}|${url}`;
-	let memory = endpoints.get(scope);
-	if (!memory) endpoints.set(scope, (memory = new EndpointMemory(url)));
-	return memory;
-}
+	constructor(settings: Partial<TriggerSettings> = {}) {
+		this.settings = { ...DEFAULT_SETTINGS, ...settings };
+	}
 
-/** Every endpoint's memory (for the sync loops' counts in tests). */
-export function allMemories(): Iterable<EndpointMemory> {
-	return endpoints.values();
-}
+	/** The memory of the endpoint at `url` of workflow `workflowId`, made on first use. */
+	endpoint(workflowId: string, url: string): EndpointMemory {
+		const scope = `${workflowId}|${url}`;
+		let memory = this.endpoints.get(scope);
+		if (!memory) this.endpoints.set(scope, (memory = new EndpointMemory(url)));
+		return memory;
+	}
 
-/** Forgets everything this process knows, as an n8n restart does (for tests). */
-export function forgetProcessMemory(): void {
-	for (const memory of endpoints.values()) memory.sync?.stop();
-	endpoints.clear();
+	/** The memory of the endpoint at `url` of workflow `workflowId`, if there is one, taken out of the registry. */
+	forget(workflowId: string, url: string): EndpointMemory | undefined {
+		const scope = `${workflowId}|${url}`;
+		const memory = this.endpoints.get(scope);
+		this.endpoints.delete(scope);
+		if (memory) memory.forgotten = true;
+		return memory;
+	}
+
+	/** Forgets every endpoint, as the end of the process does (tests: a restart). */
+	forgetAll(): void {
+		for (const memory of this.endpoints.values()) memory.forgotten = true;
+		this.endpoints.clear();
+	}
+
+	/** Keys of `section` pending in this process, at `url` or at every URL. */
+	pendingCount(section: KeySection, url?: string): number {
+		let count = 0;
+		for (const memory of this.endpoints.values()) {
+			if (url !== undefined && memory.url !== url) continue;
+			for (const entry of memory.pending.values()) if (entry.section === section) count++;
+		}
+		return count;
+	}
+
+	/** Waits until the sample deliveries being asked for are done. */
+	async listeningsDone(): Promise<void> {
+		while (this.listenings.size) await Promise.allSettled([...this.listenings.values()]);
+	}
 }

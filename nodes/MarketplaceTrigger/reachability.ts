@@ -19,7 +19,6 @@
 import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { transportClock } from '../shared/transport/clock';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
 import {
 	errorObjectOf,
@@ -27,8 +26,7 @@ import {
 	nodeApiError,
 	readFailure,
 } from '../shared/transport/transportErrors';
-import type { VerifyFailure } from '../shared/webhookVerifier';
-import { parseEnvelope, TEST_EVENT_TYPE } from './events';
+import type { TriggerSettings } from './memory';
 
 /**
  * The Test call waits for the one delivery attempt, which the service gives 10 s: a longer timeout,
@@ -38,9 +36,6 @@ export const PROBE_TRANSPORT: TransportSettings = {
 	timeoutMs: 20_000,
 	retry: { maxAttempts: 2, baseDelayMs: 500, maxDelayMs: 2_000 },
 };
-
-/** When the Test answer shows the attempt not made yet: how often and how far apart to read the record again. */
-export const PROBE_SCHEDULE = { pendingReads: 5, pendingWaitMs: 1_000 };
 
 /** What a delivery record says (the service names its fields 2.2 only in words: read tolerantly). */
 export interface DeliveryOutcome {
@@ -205,6 +200,7 @@ async function readDelivery(
 export async function testDelivery(
 	ctx: IHookFunctions,
 	endpointId: number,
+	settings: TriggerSettings,
 ): Promise<DeliveryOutcome> {
 	const { body } = await apiRequest.call(
 		ctx,
@@ -218,10 +214,10 @@ export async function testDelivery(
 	let outcome = readDeliveryRecord(body) ?? { status: '', attempts: 0, httpStatus: null };
 	for (
 		let read = 0;
-		read < PROBE_SCHEDULE.pendingReads && isPending(outcome) && outcome.deliveryId !== undefined;
+		read < settings.probe.pendingReads && isPending(outcome) && outcome.deliveryId !== undefined;
 		read++
 	) {
-		await transportClock().sleep(PROBE_SCHEDULE.pendingWaitMs);
+		await settings.clock.sleep(settings.probe.pendingWaitMs);
 		outcome = (await readDelivery(ctx, endpointId, outcome.deliveryId)) ?? outcome;
 	}
 	return outcome;
@@ -236,12 +232,13 @@ export async function checkReachability(
 	ctx: IHookFunctions,
 	endpointId: number,
 	url: string,
+	settings: TriggerSettings,
 	/** runs before the check throws (create() removes the endpoint it made) */
 	onFailure: () => Promise<void> = async () => {},
 ): Promise<DeliveryOutcome> {
 	let outcome: DeliveryOutcome;
 	try {
-		outcome = await testDelivery(ctx, endpointId);
+		outcome = await testDelivery(ctx, endpointId, settings);
 	} catch (error) {
 		await onFailure();
 		const failure = readFailure(error);
@@ -272,14 +269,4 @@ export async function checkReachability(
 	throw new NodeOperationError(ctx.getNode(), message, {
 		description: `Delivery record of the test: status ${outcome.status || 'not given'}, ${outcome.attempts} attempt(s), HTTP status ${outcome.httpStatus ?? 'none'}.`,
 	});
-}
-
-/**
- * True for the activation check's own test delivery as this trigger's route sees it: a webhook.test
- * refused because no secret is saved yet (it arrives while create() runs, before n8n saved the
- * static data). Such a refusal is expected and is not a refused delivery to report on the next item.
- */
-export function isActivationProbe(rawBody: Buffer, reason: VerifyFailure): boolean {
-	if (reason !== 'no-secret') return false;
-	return parseEnvelope(rawBody)?.type === TEST_EVENT_TYPE;
 }

@@ -8,10 +8,9 @@ import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 import type { TransportSettings } from '../shared/transport/request';
 import { readFailure } from '../shared/transport/transportErrors';
 import type { VerifyFailure } from '../shared/webhookVerifier';
-import { rotateSecret } from './lifecycle';
 import type { EndpointMemory } from './memory';
-import { SECRET_OVERLAP_MS, withNewSecret } from './state';
-import type { StoredEndpoint } from './stored';
+import { rotateSecret, SECRET_OVERLAP_MS, withNewSecret } from './secrets';
+import type { EndpointStore } from './store';
 
 /**
  * A rotation made to recover from one made elsewhere happens at most this often per endpoint: an
@@ -43,28 +42,28 @@ const REFUSAL_ADVICE: Record<VerifyFailure, string> = {
  * (another workflow or API client). Rotating again gives the trigger the current secret; the service
  * keeps signing with the previous one for 24 hours, so the other holder is not cut off at once.
  * At most once per RECOVERY_INTERVAL_MS per endpoint, in this process and across processes (the
- * time is kept in the record). True when it rotated (the record in `stored` then holds the new secret).
+ * time is kept in the record). True when it rotated (the record in `store` then holds the new secret).
  */
 export async function recoverSecret(
 	ctx: IWebhookFunctions,
-	stored: StoredEndpoint,
+	store: EndpointStore,
 	memory: EndpointMemory,
 	nowMs: number,
 	settings: TransportSettings,
 ): Promise<boolean> {
-	const record = stored.record;
+	const record = store.record;
 	if (!record) return false;
 	const last = Math.max(memory.lastRecoveryAt, record.recoveredAt ?? 0);
 	if (nowMs - last < RECOVERY_INTERVAL_MS) return false;
 	memory.lastRecoveryAt = nowMs;
 	try {
 		const secret = await rotateSecret(ctx, record.endpointId, settings);
-		stored.record = { ...withNewSecret(record, secret, nowMs), recoveredAt: nowMs };
-		stored.recordChanged();
+		store.record = { ...withNewSecret(record, secret, nowMs), recoveredAt: nowMs };
+		store.recordChanged();
 		ctx.logger.warn(
 			`Marketplace Trigger: the signing secret of webhook endpoint ${record.endpointId} was rotated outside this workflow; ` +
 				"it rotated again to hold the current secret (the other holder's secret stays valid for 24 hours)",
-			{ endpointId: record.endpointId, url: stored.url },
+			{ endpointId: record.endpointId, url: store.url },
 		);
 		return true;
 	} catch (error) {
@@ -83,7 +82,7 @@ export async function recoverSecret(
  */
 export async function refuse(
 	ctx: IWebhookFunctions,
-	stored: StoredEndpoint,
+	store: EndpointStore,
 	memory: EndpointMemory,
 	verdict: { reason: VerifyFailure; message: string },
 	webhookId: unknown,
@@ -91,7 +90,7 @@ export async function refuse(
 	settings: TransportSettings,
 ): Promise<IDataObject> {
 	let advice = REFUSAL_ADVICE[verdict.reason];
-	const record = stored.record;
+	const record = store.record;
 	if (verdict.reason === 'signature-mismatch' && record) {
 		const verifiedAt = Math.max(
 			memory.lastVerifiedAt ?? 0,
@@ -101,7 +100,7 @@ export async function refuse(
 		if (nowMs - verifiedAt >= SECRET_OVERLAP_MS) {
 			advice +=
 				' No delivery was verified for 24 hours, so the secret may also have been rotated elsewhere.';
-			await recoverSecret(ctx, stored, memory, nowMs, settings);
+			await recoverSecret(ctx, store, memory, nowMs, settings);
 		} else {
 			advice += ` It is not a secret rotation elsewhere: a delivery verified at ${new Date(verifiedAt).toISOString()} and the service signs with the previous secret too for 24 hours after a rotation.`;
 		}
@@ -118,7 +117,7 @@ export async function refuse(
 	ctx.logger.warn(
 		`Marketplace Trigger refused a delivery (401, ${verdict.reason}): ${verdict.message}. ${advice}`,
 		{
-			url: stored.url,
+			url: store.url,
 			webhookId: typeof webhookId === 'string' ? webhookId : undefined,
 		},
 	);

@@ -184,6 +184,12 @@ export const SUBSCRIBABLE_EVENT_TYPES: readonly SubscribableEventType[] = EVENT_
 	(t) => t.value,
 );
 
+/** The chosen event types (a node parameter's value): known, unique, in the table's order. */
+export function normaliseEventTypes(value: unknown): SubscribableEventType[] {
+	const chosen = new Set(Array.isArray(value) ? value.map(String) : []);
+	return SUBSCRIBABLE_EVENT_TYPES.filter((type) => chosen.has(type));
+}
+
 /** The event types as n8n options, sorted by name as n8n's lint rules want. */
 export const EVENT_TYPE_OPTIONS = [...EVENT_TYPES]
 	.sort((a, b) => a.name.localeCompare(b.name))

@@ -1,15 +1,12 @@
 /**
  * What the trigger's id store costs one delivery, by the number of ids kept: the static data's JSON
  * parsed (as n8n hands it over), the endpoint's stored state loaded and united with this process's
- * memory, one id looked up and remembered, and the state written back. 200 rounds per size.
+ * memory, one id looked up and added, and the state written back. 200 rounds per size.
  *
  *   .ci/with-node24 node -r ts-node/register/transpile-only test/bench/storeCost.bench.ts
  */
-import { DedupStore } from '../../nodes/MarketplaceTrigger/dedup';
-import { dedupKey } from '../../nodes/MarketplaceTrigger/events';
-import { memoryOf } from '../../nodes/MarketplaceTrigger/memory';
-import { saveSeen } from '../../nodes/MarketplaceTrigger/state';
-import { StoredEndpoint } from '../../nodes/MarketplaceTrigger/stored';
+import { EndpointMemory } from '../../nodes/MarketplaceTrigger/memory';
+import { DedupStore, deliveryKey, EndpointStore } from '../../nodes/MarketplaceTrigger/store';
 
 const ROUNDS = 200;
 for (const n of [100, 1_000, 10_000]) {
@@ -17,18 +14,15 @@ for (const n of [100, 1_000, 10_000]) {
 	const store = new DedupStore();
 	// ids spread over 10 minutes of expiry, as steady traffic leaves them
 	for (let i = 0; i < n; i++)
-		store.remember(dedupKey(`evt_${n}_${i}`), now + 15 * 60_000 + (i % 600) * 1000);
-	const data: Record<string, unknown> = {};
-	saveSeen(data, 'url', store);
-	const json = JSON.stringify(data);
-	const memory = memoryOf(`workflow-${n}`, 'url');
+		store.keep(deliveryKey(`evt_${n}_${i}`), now + 15 * 60_000 + (i % 600) * 1000);
+	const json = JSON.stringify({ seen: { url: store.toState() } });
+	const memory = new EndpointMemory('url');
 	const started = process.hrtime.bigint();
 	for (let round = 0; round < ROUNDS; round++) {
-		const stored = new StoredEndpoint(JSON.parse(json) as Record<string, unknown>, 'url');
-		stored.absorb(memory, now);
-		stored.knows(memory, 'ids', dedupKey(`new_${round}`), now);
-		stored.remember({ key: dedupKey(`new_${round}`), kind: 'ids', untilMs: now + 15 * 60_000 });
-		stored.save();
+		const stored = EndpointStore.read(JSON.parse(json) as Record<string, unknown>, 'url', memory);
+		stored.ran('seen', deliveryKey(`new_${round}`), now);
+		stored.add({ key: deliveryKey(`new_${round}`), section: 'seen', untilMs: now + 15 * 60_000 });
+		stored.writeBack(now);
 	}
 	const ms = Number(process.hrtime.bigint() - started) / 1e6 / ROUNDS;
 	console.log(

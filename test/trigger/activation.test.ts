@@ -7,7 +7,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { isActivationProbe, judgeDelivery } from '../../nodes/MarketplaceTrigger/reachability';
+import { judgeDelivery } from '../../nodes/MarketplaceTrigger/reachability';
+import { isActivationProbe } from '../../nodes/MarketplaceTrigger/receive';
 import { TriggerBench, recordOf } from './helpers';
 
 const bench = new TriggerBench();

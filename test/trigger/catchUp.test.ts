@@ -7,13 +7,13 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
 import {
 	deliverWithSecret,
 	TriggerBench,
 	outageOf,
 	settledRuns,
 	type TriggerHarness,
+	restart,
 } from './helpers';
 
 const bench = new TriggerBench();
@@ -48,7 +48,7 @@ test('re-enabled by activation: the first event brings the missed orders, each o
 	expect(items.some((i) => (i.data as IDataObject).orderId === before)).toBe(false);
 
 	// a restart and a re-activation catch up nothing again; the live event's redelivery is a duplicate
-	forgetProcessMemory();
+	restart(t);
 	expect(await t.checkExists()).toBe(true);
 	const delivery = (await bench.control.deliveries()).find((d) => d.eventId === live.event.id)!;
 	expect((await bench.control.redeliver(delivery.id)).responseStatusCode).toBe(200);

@@ -13,13 +13,13 @@ import {
 	RETENTION_SLACK_MS,
 	RETRY_GAPS_MS,
 	retentionFor,
-} from '../../nodes/MarketplaceTrigger/dedup';
-import { dedupKey } from '../../nodes/MarketplaceTrigger/events';
+} from '../../nodes/MarketplaceTrigger/store';
+import { deliveryKey } from '../../nodes/MarketplaceTrigger/store';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const T0 = Date.UTC(2026, 0, 1);
-const key = (n: number) => dedupKey(`evt_${n}`);
+const key = (n: number) => deliveryKey(`evt_${n}`);
 
 test("the retry schedule is the service's: 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 24 h", () => {
 	expect(RETRY_GAPS_MS).toEqual([
@@ -64,7 +64,7 @@ test("property: an id is still remembered when the service's next attempt arrive
 				const acceptedAt = T0 + starts[attempt] + delay + skew;
 				const nextAttemptAt = T0 + starts[attempt] + delay + RETRY_GAPS_MS[attempt] + late;
 				const store = new DedupStore();
-				store.remember('k'.repeat(KEY_LENGTH), acceptedAt + retentionFor(acceptedAt - T0));
+				store.keep('k'.repeat(KEY_LENGTH), acceptedAt + retentionFor(acceptedAt - T0));
 				expect(store.has('k'.repeat(KEY_LENGTH), nextAttemptAt + skew)).toBe(true);
 			},
 		),
@@ -73,9 +73,9 @@ test("property: an id is still remembered when the service's next attempt arrive
 
 test('remember keeps the later expiry; has() is false from the expiry on; prune drops expired ids', () => {
 	const store = new DedupStore();
-	store.remember(key(1), T0 + 10 * MIN);
-	store.remember(key(1), T0 + 5 * MIN);
-	store.remember(key(2), T0 + 20 * MIN);
+	store.keep(key(1), T0 + 10 * MIN);
+	store.keep(key(1), T0 + 5 * MIN);
+	store.keep(key(2), T0 + 20 * MIN);
 	expect(store.has(key(1), T0 + 10 * MIN - 1)).toBe(true);
 	expect(store.has(key(1), T0 + 10 * MIN)).toBe(false);
 	expect(store.has(key(3), T0)).toBe(false);
@@ -86,10 +86,10 @@ test('remember keeps the later expiry; has() is false from the expiry on; prune 
 
 test('bounded: beyond maxEntries the ids that expire first are dropped first', () => {
 	const store = new DedupStore(3);
-	store.remember(key(1), T0 + 50 * MIN);
-	store.remember(key(2), T0 + 10 * MIN);
-	store.remember(key(3), T0 + 30 * MIN);
-	store.remember(key(4), T0 + 40 * MIN);
+	store.keep(key(1), T0 + 50 * MIN);
+	store.keep(key(2), T0 + 10 * MIN);
+	store.keep(key(3), T0 + 30 * MIN);
+	store.keep(key(4), T0 + 40 * MIN);
 	expect(store.size).toBe(3);
 	expect(store.has(key(2), T0)).toBe(false);
 	for (const n of [1, 3, 4]) expect(store.has(key(n), T0)).toBe(true);
@@ -98,7 +98,7 @@ test('bounded: beyond maxEntries the ids that expire first are dropped first', (
 
 test('compact JSON form: 12 characters per id, grouped by expiry minute; round trip', () => {
 	const store = new DedupStore();
-	for (let n = 0; n < 100; n++) store.remember(key(n), T0 + (n % 2 === 0 ? 11 : 70) * MIN);
+	for (let n = 0; n < 100; n++) store.keep(key(n), T0 + (n % 2 === 0 ? 11 : 70) * MIN);
 	const state = JSON.parse(JSON.stringify(store.toState()));
 	expect(state.v).toBe(2);
 	expect(Object.keys(state.e)).toHaveLength(2);
@@ -137,11 +137,11 @@ test('malformed state gives an empty store; malformed buckets are skipped', () =
 
 test('merge unites two copies with the later expiry of each id, and says whether it changed anything', () => {
 	const a = new DedupStore();
-	a.remember(key(1), T0 + 10 * MIN);
-	a.remember(key(3), T0 + 10 * MIN);
+	a.keep(key(1), T0 + 10 * MIN);
+	a.keep(key(3), T0 + 10 * MIN);
 	const b = new DedupStore();
-	b.remember(key(2), T0 + 20 * MIN);
-	b.remember(key(3), T0 + 30 * MIN);
+	b.keep(key(2), T0 + 20 * MIN);
+	b.keep(key(3), T0 + 30 * MIN);
 	expect(a.uncovered(b).sort()).toEqual([key(2), key(3)].sort());
 	expect(a.merge(b)).toBe(true);
 	expect(a.uncovered(b)).toEqual([]);
@@ -175,7 +175,7 @@ test('property: a store behaves like a model (bounded, expiries kept, earliest e
 					for (const [k, until] of model) if (until <= now) model.delete(k);
 					const until = now + keepMin * MIN;
 					model.set(key(id), Math.max(model.get(key(id)) ?? 0, until));
-					store.remember(key(id), until);
+					store.keep(key(id), until);
 					while (model.size > maxEntries) {
 						const first = Math.min(...model.values());
 						// several ids may share the earliest expiry minute: the store drops one of them

@@ -6,22 +6,18 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { DedupStore } from '../../nodes/MarketplaceTrigger/dedup';
-import { dedupKey } from '../../nodes/MarketplaceTrigger/events';
-import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
-import {
-	pendingCount,
-	setSettleSchedule,
-	settleSchedule,
-	SYNC_EVENT_TYPE,
-} from '../../nodes/MarketplaceTrigger/settle';
+import { DedupStore } from '../../nodes/MarketplaceTrigger/store';
+import { deliveryKey } from '../../nodes/MarketplaceTrigger/store';
+import { DEFAULT_SETTINGS, type TriggerSettings } from '../../nodes/MarketplaceTrigger/memory';
+import { SAVE_REQUEST_TYPE } from '../../nodes/MarketplaceTrigger/saveViaOwnWebhook';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { transportClock } from '../../nodes/shared/transport/clock';
 import { useSteppedClock } from '../action/clock';
 import {
 	forgetActivationTraffic,
-	HARNESS_SETTLE,
 	idsStored,
+	pendingCount,
+	restart,
 	TriggerBench,
 	eventually,
 	recordOf,
@@ -37,9 +33,12 @@ afterEach(async () => {
 	await bench.closeHarnesses();
 });
 
-async function activeTrigger(parameters: IDataObject = {}) {
+async function activeTrigger(
+	parameters: IDataObject = {},
+	settings: Partial<TriggerSettings> = {},
+) {
 	const user = await bench.user();
-	const t = await bench.trigger(user.apiKey, parameters);
+	const t = await bench.trigger(user.apiKey, parameters, { settings });
 	await t.activate();
 	await forgetActivationTraffic(t);
 	const [endpoint] = await bench.endpointsOf(user.userId);
@@ -96,7 +95,7 @@ test('each event starts exactly one run with id, type, createdAt and data; a red
 	const again = await bench.control.redeliver(first.id);
 	expect(again.responseStatusCode).toBe(200);
 	expect(await settledRuns(t)).toBe(2);
-	const answers = t.responses.filter((r) => !(r.body as IDataObject).sync);
+	const answers = t.responses.filter((r) => !(r.body as IDataObject).saved);
 	expect(answers.at(-1)?.body).toMatchObject({ received: true, ignored: 'duplicate' });
 });
 
@@ -203,13 +202,13 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	)!;
 
 	// "restart": process memory gone, static data kept -> still a duplicate
-	await idsStored();
-	forgetProcessMemory();
+	await idsStored(t);
+	restart(t);
 	expect((await bench.control.redeliver(delivery.id)).responseStatusCode).toBe(200);
 	expect(await settledRuns(t)).toBe(1);
 
 	// control: memory and the stored ids both lost -> the same delivery runs again
-	forgetProcessMemory();
+	restart(t);
 	const kept = { ...t.staticData };
 	delete kept.seen;
 	t.staticData = kept;
@@ -230,33 +229,41 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	expect(answers.filter((a) => (a.body as IDataObject).ignored === 'duplicate')).toHaveLength(2);
 });
 
-describe('storing accepted ids (settle.ts); the waits are injected', () => {
+describe('saving accepted ids (saveViaOwnWebhook.ts); the clock is injected', () => {
 	const wake: Array<() => void> = [];
-	/** Ends the sync loop's current wait. */
+	/** Ends the save loop's current wait. */
 	const tick = async () => {
 		await eventually(() => wake.length > 0);
 		wake.splice(0).forEach((resolve) => resolve());
 	};
 	let waits: number[] = [];
-	beforeEach(() => {
-		waits = [];
-		setSettleSchedule({
+	let now = Date.now();
+	/** The trigger's settings with a clock the test moves: each wait of the save loop ends at `tick()`. */
+	const steered = (settings: Partial<TriggerSettings> = {}): Partial<TriggerSettings> => ({
+		saveEveryMs: DEFAULT_SETTINGS.saveEveryMs,
+		confirmAfterMs: 60_000,
+		clock: {
+			now: () => now,
 			sleep: async (ms: number) => {
 				waits.push(ms);
 				await new Promise<void>((resolve) => wake.push(resolve));
 			},
-		});
+		},
+		...settings,
 	});
-	afterEach(() => {
-		forgetProcessMemory();
-		wake.splice(0).forEach((resolve) => resolve());
-		setSettleSchedule(HARNESS_SETTLE);
+	beforeEach(() => {
+		waits = [];
+		now = Date.now();
 	});
+	afterEach(() => wake.splice(0).forEach((resolve) => resolve()));
 	const storedIn = (t: TriggerHarness) =>
 		DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
+	const saveRequests = (t: TriggerHarness, since: number) =>
+		t.requests.slice(since).filter((r) => String(r.headers['webhook-id']).startsWith('save_'))
+			.length;
 
-	test("a burst is answered by n8n's path with the trigger's JSON, stored by one sync, and survives a restart", async () => {
-		const { t } = await activeTrigger();
+	test("a burst is answered by n8n's path with the trigger's JSON, saved by one save request, and survives a restart", async () => {
+		const { t } = await activeTrigger({}, steered());
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		const before = t.requests.length;
 		const burst = ['evt_b1', 'evt_b2', 'evt_b3', 'evt_b4', 'evt_b5'];
@@ -268,21 +275,19 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		);
 		await t.waitForRuns(5);
 		// n8n saves nothing an accepted delivery changed (it answers after registering the execution)
-		expect(burst.filter((id) => storedIn(t).has(dedupKey(id), Date.now()))).toEqual([]);
+		expect(burst.filter((id) => storedIn(t).has(deliveryKey(id), Date.now()))).toEqual([]);
 		await tick();
-		await eventually(() => burst.every((id) => storedIn(t).has(dedupKey(id), Date.now())));
-		const syncs = t.requests
-			.slice(before)
-			.filter((r) => String(r.headers['webhook-id']).startsWith('sync_'));
-		expect(syncs).toHaveLength(1);
+		await eventually(() => burst.every((id) => storedIn(t).has(deliveryKey(id), Date.now())));
+		expect(saveRequests(t, before)).toBe(1);
+		expect(new Set(waits)).toEqual(new Set([DEFAULT_SETTINGS.saveEveryMs]));
 		expect(t.responses.at(-1)!.body).toEqual({
 			received: true,
-			sync: true,
+			saved: true,
 			missing: expect.stringMatching(/^[A-Za-z0-9_-]{60}$/),
 			missingOrders: expect.any(String),
 		});
 		// "restart": process memory gone; redeliveries of all five start nothing
-		forgetProcessMemory();
+		restart(t);
 		for (const id of burst) {
 			expect((await deliverSigned(t, [secret], orderEvent(id))).body).toEqual({
 				received: true,
@@ -293,158 +298,109 @@ describe('storing accepted ids (settle.ts); the waits are injected', () => {
 		expect(await settledRuns(t)).toBe(5);
 	});
 
-	test("an id dropped by another process's concurrent save is stored again; settled once a sync finds it stored", async () => {
-		setSettleSchedule({ confirmAfterMs: 0 });
-		const { t } = await activeTrigger();
+	test("an id dropped by another process's concurrent save is saved again; confirmed once a save request finds it saved", async () => {
+		const { t } = await activeTrigger({}, steered({ confirmAfterMs: 0 }));
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		expect((await deliverSigned(t, [secret], orderEvent('evt_overwritten'))).status).toBe(200);
 		const before = structuredClone(t.staticData);
 		await tick();
-		await eventually(() => storedIn(t).has(dedupKey('evt_overwritten'), Date.now()));
+		await eventually(() => storedIn(t).has(deliveryKey('evt_overwritten'), Date.now()));
 		expect(t.responses.at(-1)!.body).toMatchObject({
-			sync: true,
-			missing: dedupKey('evt_overwritten'),
+			saved: true,
+			missing: deliveryKey('evt_overwritten'),
 		});
-		// another processor, which loaded the static data before that save, saves its own copy after it
+		// another processor, which read the static data before that save, saves its own copy after it
 		t.staticData = before;
 		await tick();
-		await eventually(() => storedIn(t).has(dedupKey('evt_overwritten'), Date.now()));
+		await eventually(() => storedIn(t).has(deliveryKey('evt_overwritten'), Date.now()));
 		expect(t.responses.at(-1)!.body).toMatchObject({
-			sync: true,
-			missing: dedupKey('evt_overwritten'),
+			saved: true,
+			missing: deliveryKey('evt_overwritten'),
 		});
-		expect(pendingCount(t.webhookUrl)).toBe(1);
-		// the next sync finds it stored and settles it
+		expect(pendingCount(t, t.webhookUrl)).toBe(1);
+		// the next save request finds it saved and confirms it
 		await tick();
-		await eventually(() => pendingCount(t.webhookUrl) === 0);
-		expect(t.responses.at(-1)!.body).toMatchObject({ received: true, sync: true, missing: '' });
-		forgetProcessMemory();
+		await eventually(() => pendingCount(t, t.webhookUrl) === 0);
+		expect(t.responses.at(-1)!.body).toMatchObject({ received: true, saved: true, missing: '' });
+		restart(t);
 		expect((await deliverSigned(t, [secret], orderEvent('evt_overwritten'))).body).toMatchObject({
 			ignored: 'duplicate',
 		});
 		expect(await settledRuns(t)).toBe(1);
 	});
 
-	test('an id is settled only by a sync sent confirmAfterMs after its acceptance', async () => {
-		setSettleSchedule({ confirmAfterMs: 60_000 });
-		const { t } = await activeTrigger();
-		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		expect((await deliverSigned(t, [secret], orderEvent('evt_young'))).status).toBe(200);
-		await tick();
-		await eventually(() => storedIn(t).has(dedupKey('evt_young'), Date.now()));
-		await tick();
-		await eventually(() => (t.responses.at(-1)!.body as IDataObject).missing === '');
-		// stored, but too young to be settled: another process's request may still be running
-		expect(pendingCount(t.webhookUrl)).toBe(1);
-	});
-
-	test("a new id does not wait for the older ids' settling check: the loop wakes and stores it within firstMs", async () => {
-		setSettleSchedule({ firstMs: 250, confirmAfterMs: 60_000 });
-		const { t } = await activeTrigger();
-		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		expect((await deliverSigned(t, [secret], orderEvent('evt_old'))).status).toBe(200);
-		await tick();
-		await eventually(() => storedIn(t).has(dedupKey('evt_old'), Date.now()));
-		// now waiting about a minute to settle evt_old
-		await eventually(() => waits.length === 2);
-		expect(waits[1]).toBeGreaterThan(50_000);
-		expect((await deliverSigned(t, [secret], orderEvent('evt_new'))).status).toBe(200);
-		// woken: the long wait ends after firstMs, so ids accepted meanwhile share the sync
-		await eventually(() => waits.length === 3);
-		expect(waits[2]).toBe(250);
-		await tick();
-		await eventually(() => storedIn(t).has(dedupKey('evt_new'), Date.now()));
-		// stored by that sync; then back to waiting for the settling check
-		await eventually(() => waits.length === 4);
-		expect(waits[3]).toBeGreaterThan(50_000);
-	});
-
-	test('a burst still arriving extends the store wait by firstMs, up to storeGapMs after its first id; one sync stores it', async () => {
-		let now = Date.now();
-		setSettleSchedule({ firstMs: 250, storeGapMs: 1_000, confirmAfterMs: 60_000, now: () => now });
-		const { t } = await activeTrigger();
+	test('an id is confirmed only by a save request sent confirmAfterMs after its acceptance; none is sent before it is due', async () => {
+		const { t } = await activeTrigger({}, steered());
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		const before = t.requests.length;
-		const syncs = () =>
-			t.requests.slice(before).filter((r) => String(r.headers['webhook-id']).startsWith('sync_'))
-				.length;
-		expect((await deliverSigned(t, [secret], orderEvent('evt_burst_a'))).status).toBe(200);
-		await eventually(() => waits.length === 1);
-		expect(waits[0]).toBe(250);
-		// more of the burst during each wait: the wait goes on, by firstMs at a time
-		for (const [i, id] of ['evt_burst_b', 'evt_burst_c', 'evt_burst_d'].entries()) {
-			expect((await deliverSigned(t, [secret], orderEvent(id))).status).toBe(200);
-			now += 250;
+		expect((await deliverSigned(t, [secret], orderEvent('evt_young'))).status).toBe(200);
+		await tick();
+		await eventually(() => storedIn(t).has(deliveryKey('evt_young'), Date.now()));
+		// saved, but too young to be confirmed: another process's request may still be running, and
+		// while nothing is due the loop only waits
+		// (the clock moves only while the loop sleeps)
+		const asleep = async () => await eventually(() => wake.length > 0);
+		for (let i = 0; i < 5; i++) {
+			await asleep();
+			now += 1_000;
 			await tick();
-			await eventually(() => waits.length === i + 2);
 		}
-		expect(waits).toEqual([250, 250, 250, 250]);
-		expect(syncs()).toBe(0);
-		expect((await deliverSigned(t, [secret], orderEvent('evt_burst_e'))).status).toBe(200);
-		now += 250;
+		await asleep();
+		expect(saveRequests(t, before)).toBe(1);
+		expect(pendingCount(t, t.webhookUrl)).toBe(1);
+		now += 60_000;
 		await tick();
-		// 1 s after the first id: no more waiting, though evt_burst_e came during the wait; one sync for all
-		await eventually(() =>
-			['a', 'b', 'c', 'd', 'e'].every((x) =>
-				storedIn(t).has(dedupKey(`evt_burst_${x}`), Date.now()),
-			),
-		);
-		expect(syncs()).toBe(1);
-		// then the wait to settle them; an id after that waits firstMs only
-		await eventually(() => waits.length === 5);
-		expect(waits[4]).toBeGreaterThan(50_000);
-		expect((await deliverSigned(t, [secret], orderEvent('evt_alone'))).status).toBe(200);
-		await eventually(() => waits.length === 6);
-		expect(waits[5]).toBe(250);
-		await tick();
-		await eventually(() => storedIn(t).has(dedupKey('evt_alone'), Date.now()));
-		expect(syncs()).toBe(2);
+		await eventually(() => pendingCount(t, t.webhookUrl) === 0);
+		expect(saveRequests(t, before)).toBe(2);
+		expect(new Set(waits)).toEqual(new Set([DEFAULT_SETTINGS.saveEveryMs]));
 	});
 
-	test('settling syncs come at most every confirmBatchMs, each settling every id due by then', async () => {
-		setSettleSchedule({ firstMs: 250, confirmAfterMs: 1, confirmBatchMs: 2_000 });
-		const { t } = await activeTrigger();
+	test('a new id does not wait for the older ids: the next tick, saveEveryMs later, saves it with one save request', async () => {
+		const { t } = await activeTrigger({}, steered());
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		expect((await deliverSigned(t, [secret], orderEvent('evt_batch_1'))).status).toBe(200);
+		const before = t.requests.length;
+		expect((await deliverSigned(t, [secret], orderEvent('evt_old'))).status).toBe(200);
 		await tick();
-		await eventually(() => storedIn(t).has(dedupKey('evt_batch_1'), Date.now()));
-		// due at once (confirmAfterMs 1), yet the settling sync waits confirmBatchMs after the storing one
-		await eventually(() => waits.length === 2);
-		expect(waits[1]).toBeGreaterThan(1_500);
-		expect(pendingCount(t.webhookUrl)).toBe(1);
+		await eventually(() => storedIn(t).has(deliveryKey('evt_old'), Date.now()));
+		await eventually(() => wake.length > 0);
+		for (const id of ['evt_new_1', 'evt_new_2'])
+			expect((await deliverSigned(t, [secret], orderEvent(id))).status).toBe(200);
 		await tick();
-		await eventually(() => pendingCount(t.webhookUrl) === 0);
+		await eventually(() =>
+			['evt_new_1', 'evt_new_2'].every((id) => storedIn(t).has(deliveryKey(id), Date.now())),
+		);
+		expect(saveRequests(t, before)).toBe(2);
 	});
 
-	test('an id found stored is not given up, however many syncs of a burst carry it before it can be settled', async () => {
-		setSettleSchedule({ firstMs: 250, confirmAfterMs: 60_000 });
-		const { t } = await activeTrigger();
+	test('an id found saved is not given up, however many save requests carry it before it can be confirmed', async () => {
+		const { t } = await activeTrigger({}, steered());
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		expect((await deliverSigned(t, [secret], orderEvent('evt_first'))).status).toBe(200);
 		await tick();
-		await eventually(() => storedIn(t).has(dedupKey('evt_first'), Date.now()));
-		// each new id wakes the loop, and every sync carries evt_first too (found stored each time)
-		for (let i = 0; i < settleSchedule().maxSyncsPerId + 2; i++) {
+		await eventually(() => storedIn(t).has(deliveryKey('evt_first'), Date.now()));
+		// every save request carries evt_first too (found saved each time)
+		const { maxFailedSaves } = DEFAULT_SETTINGS;
+		for (let i = 0; i < maxFailedSaves + 2; i++) {
 			expect((await deliverSigned(t, [secret], orderEvent(`evt_next_${i}`))).status).toBe(200);
 			await tick();
-			await eventually(() => storedIn(t).has(dedupKey(`evt_next_${i}`), Date.now()));
+			await eventually(() => storedIn(t).has(deliveryKey(`evt_next_${i}`), Date.now()));
 		}
-		expect(pendingCount(t.webhookUrl)).toBe(settleSchedule().maxSyncsPerId + 3);
+		expect(pendingCount(t, t.webhookUrl)).toBe(maxFailedSaves + 3);
 		expect((await deliverSigned(t, [secret], orderEvent('evt_last'))).status).toBe(200);
-		await t.waitForRuns(settleSchedule().maxSyncsPerId + 4);
+		await t.waitForRuns(maxFailedSaves + 4);
 		expect(t.runs.at(-1)![0][0].json.storageWarning).toBeUndefined();
 	});
 
-	test('a sync message needs the signature like any delivery', async () => {
+	test('a save request needs the signature like any delivery', async () => {
 		const { t } = await activeTrigger();
 		const stranger = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
-		const sync = {
-			id: 'sync_forged',
-			type: SYNC_EVENT_TYPE,
+		const save = {
+			id: 'save_forged',
+			type: SAVE_REQUEST_TYPE,
 			createdAt: new Date().toISOString(),
-			data: { ids: { v: 2, e: {} } },
+			data: { seen: { v: 2, e: {} } },
 		};
-		expect((await deliverSigned(t, [stranger], sync)).status).toBe(401);
+		expect((await deliverSigned(t, [stranger], save)).status).toBe(401);
 	});
 });
 
@@ -457,11 +413,13 @@ test('a redelivered duplicate is remembered from its own arrival on (the service
 		createdAt: new Date(Date.now() - 40 * 60_000).toISOString(),
 	};
 	expect((await deliverSigned(t, [secret], event)).status).toBe(200);
-	await idsStored();
+	await idsStored(t);
 	const stored = () =>
 		DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
-	expect(stored().has(dedupKey('evt_late'), Date.now() + 2 * 3_600_000)).toBe(true);
-	expect(stored().has(dedupKey('evt_late'), Date.now() + 2 * 3_600_000 + 11 * 60_000)).toBe(false);
+	expect(stored().has(deliveryKey('evt_late'), Date.now() + 2 * 3_600_000)).toBe(true);
+	expect(stored().has(deliveryKey('evt_late'), Date.now() + 2 * 3_600_000 + 11 * 60_000)).toBe(
+		false,
+	);
 	await t.waitForRuns(1);
 });
 
@@ -597,7 +555,7 @@ describe('refusals: what is known, and no rotation on unauthenticated evidence',
 		await bench.control.createOrder({ brandId });
 		await t.waitForRuns(1);
 		expect(t.runs[0][0][0].json.refusedDeliveries).toBeUndefined();
-		await idsStored();
+		await idsStored(t);
 		const since = await bench.lastSeq();
 		// 23 hours later (the service would still sign with a previous secret too): nothing explains a mismatch but the body
 		await clock().advance(23 * 3_600_000);
@@ -658,12 +616,12 @@ describe('refusals: what is known, and no rotation on unauthenticated evidence',
 		await clock().advance(29 * 3_600_000);
 		await bench.control.createOrder({ brandId });
 		await t.waitForRuns(1);
-		await idsStored();
+		await idsStored(t);
 		expect(Number(recordOf(t, t.webhookUrl)!.lastVerifiedAt)).toBeGreaterThan(
 			clock().now() - 60_000,
 		);
 		await clock().advance(3_600_000);
-		forgetProcessMemory();
+		restart(t);
 		const since = await bench.lastSeq();
 		expect((await deliverChanged(t, secret, orderEvent('evt_changed_4'))).status).toBe(401);
 		expect(await rotations(apiKey, since)).toBe(0);

@@ -7,31 +7,48 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
-import { sampleRequestsSettled } from '../../nodes/MarketplaceTrigger/sample';
-import { pendingCount, setSettleSchedule } from '../../nodes/MarketplaceTrigger/settle';
-import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
+import type { TriggerSettings } from '../../nodes/MarketplaceTrigger/memory';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { createTriggerHarness, type TriggerHarness } from '../engine/harness';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbox';
 
 export type { TriggerHarness };
 
-// The sync loop's waits are injected: here each wait ends at the next turn of the event loop, and an
-// id is settled by the first sync that finds it stored (the harness is one process: no other
-// process's save can drop it). Tests of the schedule itself install their own sleep.
-export const HARNESS_SETTLE = {
-	firstMs: 0,
-	storeGapMs: 0,
+/**
+ * The trigger's settings in the engine tests, injected through the node's constructor: the save loop
+ * sends as soon as a key is pending and confirms a key by the first save request that finds it saved
+ * (the harness is one process: no other process's save can drop it), and the sample is asked for at
+ * once (the harness saves create()'s static data as it returns). The clock stays the transport's, so
+ * a stepped clock moves the trigger's waits too. Tests of a schedule pass their own settings.
+ */
+export const HARNESS_SETTINGS: Partial<TriggerSettings> = {
+	saveEveryMs: 0,
 	confirmAfterMs: 0,
-	confirmBatchMs: 0,
-	sleep: async () => await new Promise<void>((resolve) => setImmediate(resolve)),
-	now: () => Date.now(),
+	sample: { firstMs: 0, retryMs: 0, attempts: 6 },
 };
-setSettleSchedule(HARNESS_SETTLE);
 
-/** Waits until every accepted id is stored by a sync (as a restart test needs before the restart). */
-export async function idsStored(): Promise<void> {
-	await eventually(() => pendingCount() === 0);
+/** The node instance of a harness: this "process"'s part of the trigger. */
+export function triggerOf(harness: TriggerHarness): MarketplaceTrigger {
+	return harness.nodeType as MarketplaceTrigger;
+}
+
+/** Keys of `section` this harness's process has not confirmed yet (at `url`, or every URL). */
+export function pendingCount(
+	harness: TriggerHarness,
+	url?: string,
+	section: 'seen' | 'orders' = 'seen',
+): number {
+	return triggerOf(harness).process.pendingCount(section, url);
+}
+
+/** A restart of n8n: the process's memory of every endpoint is gone, the static data stays. */
+export function restart(harness: TriggerHarness): void {
+	triggerOf(harness).process.forgetAll();
+}
+
+/** Waits until every accepted id is saved and confirmed (as a restart test needs before the restart). */
+export async function idsStored(harness: TriggerHarness): Promise<void> {
+	await eventually(() => pendingCount(harness) === 0);
 }
 
 export class TriggerBench {
@@ -56,7 +73,13 @@ export class TriggerBench {
 
 	async closeHarnesses(): Promise<void> {
 		const open = this.harnesses.splice(0);
-		await Promise.all(open.map(async (h) => await h.close()));
+		await Promise.all(
+			open.map(async (h) => {
+				await triggerOf(h).process.listeningsDone();
+				triggerOf(h).process.forgetAll();
+				await h.close();
+			}),
+		);
 	}
 
 	/**
@@ -72,14 +95,19 @@ export class TriggerBench {
 	async trigger(
 		apiKey: string,
 		parameters: INodeParameters = {},
-		extra: { workflowStaticData?: IDataObject; webhookBaseUrl?: string } = {},
+		extra: {
+			workflowStaticData?: IDataObject;
+			webhookBaseUrl?: string;
+			settings?: Partial<TriggerSettings>;
+		} = {},
 	): Promise<TriggerHarness> {
+		const { settings, ...harnessExtra } = extra;
 		const harness = await createTriggerHarness({
-			node: new MarketplaceTrigger(),
+			node: new MarketplaceTrigger({ ...HARNESS_SETTINGS, ...settings }),
 			credentialTypes: [new MarketplaceApi()],
 			credentials: { marketplaceApi: { baseUrl: this.sandbox.baseUrl, apiKey } },
 			parameters: { eventTypes: ['order.created'], options: {}, ...parameters },
-			...extra,
+			...harnessExtra,
 		});
 		this.harnesses.push(harness);
 		return harness;
@@ -115,7 +143,7 @@ export function recordOf(harness: TriggerHarness, url: string): IDataObject | un
  * runs, before n8n saved the secret) and the sample are not deliveries the tests that follow count.
  */
 export async function forgetActivationTraffic(harness: TriggerHarness): Promise<void> {
-	await sampleRequestsSettled();
+	await triggerOf(harness).process.listeningsDone();
 	harness.requests.length = 0;
 	harness.responses.length = 0;
 	harness.runs.length = 0;
@@ -172,7 +200,7 @@ export async function outageOf(bench: TriggerBench, parameters: INodeParameters)
 	const [endpoint] = await bench.endpointsOf(userId);
 	const before = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);
-	await idsStored();
+	await idsStored(t);
 	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/unreachable');
 	await bench.control.advanceClock(5 * DAY_S + 60);
 	const missed = [(await bench.control.createOrder({ brandId })).order.id as number];

@@ -5,8 +5,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
-import { TriggerBench, recordOf, settledRuns } from './helpers';
+import { TriggerBench, recordOf, settledRuns, restart } from './helpers';
 import { forgetActivationTraffic } from './helpers';
 
 const bench = new TriggerBench();
@@ -170,7 +169,7 @@ test('an endpoint the service Disabled (FailingDeliveries) is re-enabled, with a
 	});
 	expect(recordOf(t, t.webhookUrl)?.missedEvents).toBeUndefined();
 	// nor after a restart
-	forgetProcessMemory();
+	restart(t);
 	await bench.control.createOrder({ brandId });
 	await t.waitForRuns(4);
 	expect(t.runs[3][0][0].json.notice).toBeUndefined();

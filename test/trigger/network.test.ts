@@ -6,11 +6,16 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
-import { pendingCount } from '../../nodes/MarketplaceTrigger/settle';
 import { USER_AGENT } from '../sandbox/sender';
 import { fromService, startReverseProxy, type ReverseProxy } from '../e2e/reverseProxy';
-import { TriggerBench, eventually, settledRuns, type TriggerHarness } from './helpers';
+import {
+	TriggerBench,
+	eventually,
+	settledRuns,
+	type TriggerHarness,
+	pendingCount,
+	restart,
+} from './helpers';
 import { forgetActivationTraffic } from './helpers';
 
 const bench = new TriggerBench();
@@ -59,14 +64,14 @@ test('one event, a burst of 5 and a back-to-back pair: ids stored with no reques
 		),
 	).toBe(true);
 
-	await eventually(() => pendingCount() === 0);
+	await eventually(() => pendingCount(t) === 0);
 	// n8n's own requests never went to the public address (the proxy would have dropped them)
 	expect(proxy.dropped).toEqual([]);
 	const seen = ((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl];
 	expect(seen).toBeDefined();
 
 	// "restart": process memory gone; the service delivers every event again
-	forgetProcessMemory();
+	restart(t);
 	const made = (await bench.control.deliveries(endpoint.id)).filter((d) =>
 		events.includes(d.eventId as string),
 	);
@@ -91,7 +96,7 @@ test("where this process cannot reach its own listener (an HTTP proxy without NO
 		await bench.control.createOrder({ brandId });
 		await t.waitForRuns(1);
 		expect(t.runs[0][0][0].json.storageWarning).toBeUndefined();
-		await eventually(() => pendingCount() === 0);
+		await eventually(() => pendingCount(t) === 0);
 		await bench.control.createOrder({ brandId });
 		await t.waitForRuns(2);
 	} finally {

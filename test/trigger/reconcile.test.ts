@@ -7,7 +7,6 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { forgetProcessMemory } from '../../nodes/MarketplaceTrigger/receive';
 import { IN_FLIGHT_MS, MAX_CAUGHT_UP_PER_RUN } from '../../nodes/MarketplaceTrigger/catchUp';
 import {
 	deliverWithSecret,
@@ -17,6 +16,7 @@ import {
 	settledRuns,
 	TriggerBench,
 	type TriggerHarness,
+	restart,
 } from './helpers';
 
 const bench = new TriggerBench();
@@ -86,7 +86,7 @@ async function missedWhileDown(
 
 async function firstRun(t: TriggerHarness, brandId: number) {
 	await t.waitForRuns(1);
-	await idsStored();
+	await idsStored(t);
 	return brandId;
 }
 
@@ -95,7 +95,7 @@ test('n8n stopped for a minute: the first delivery after the restart brings each
 	await bench.control.createOrder({ brandId });
 	await firstRun(t, brandId);
 	const missed = await missedWhileDown(endpoint.id, t, brandId, 3, MARGIN_S);
-	forgetProcessMemory();
+	restart(t);
 	const live = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(2);
 	expect(orderIdsOf(t, 1)).toEqual([...missed.map((id) => [id, true]), [live.order.id, false]]);
@@ -108,8 +108,8 @@ test('n8n stopped for a minute: the first delivery after the restart brings each
 	expect([await reads('listOrders'), await reads('updateWebhookEndpoint')]).toEqual([1, 1]);
 
 	// restarted again before the service's retries (a minute after each failed attempt)
-	await idsStored();
-	forgetProcessMemory();
+	await idsStored(t);
+	restart(t);
 	await bench.control.advanceClock(60);
 	await eventually(
 		async () =>
@@ -156,7 +156,7 @@ test('n8n down longer than the service tries (about 42 hours): the orders whose 
 			[8, 'Failed'],
 		],
 	);
-	forgetProcessMemory();
+	restart(t);
 	const live = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(2);
 	expect(orderIdsOf(t, 1)).toEqual([...missed.map((id) => [id, true]), [live.order.id, false]]);
@@ -215,7 +215,7 @@ test(`a backlog beyond ${MAX_CAUGHT_UP_PER_RUN} orders comes over the next deliv
 	});
 	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
 	await bench.control.advanceClock(MARGIN_S);
-	forgetProcessMemory();
+	restart(t);
 	await bench.control.createOrder({ brandId });
 	await t.waitForRuns(2);
 	expect(t.runs[1][0].filter((i) => i.json.caughtUp)).toHaveLength(MAX_CAUGHT_UP_PER_RUN);
@@ -255,7 +255,7 @@ test('an order whose own delivery arrives while its catch-up is under way runs o
 	const missed = await bench.control.createOrder({ brandId });
 	await bench.control.advanceClock(MARGIN_S);
 	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
-	forgetProcessMemory();
+	restart(t);
 	// the order list answers slowly; meanwhile the service's retry of the missed order arrives
 	await bench.control.injectFault({ route: 'listOrders', mode: 'hang', hangMs: 400, count: 1 });
 	const live = await bench.control.createOrder({ brandId });
@@ -276,12 +276,12 @@ test('orders that ran while the option was off are not caught up when it is turn
 	const { t, brandId, reads } = await active({ options: { catchUpMissedOrders: false } });
 	for (let i = 0; i < 2; i++) await bench.control.createOrder({ brandId });
 	await t.waitForRuns(2);
-	await idsStored();
+	await idsStored(t);
 	// published again with the option at its default (on): the endpoint is found, the cursor starts at the next delivery
 	t.node.parameters.options = {};
 	await t.activate();
 	await forgetActivationTraffic(t);
-	forgetProcessMemory();
+	restart(t);
 	await bench.control.advanceClock(MARGIN_S);
 	await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);

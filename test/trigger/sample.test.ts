@@ -6,20 +6,15 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { SAMPLE_SCHEDULE, sampleRequestsSettled } from '../../nodes/MarketplaceTrigger/sample';
-import { TriggerBench, eventually, recordOf, settledRuns } from './helpers';
+import { TriggerBench, eventually, recordOf, settledRuns, triggerOf } from './helpers';
 
 const bench = new TriggerBench();
 beforeAll(async () => await bench.start());
 afterAll(async () => await bench.close());
-afterEach(async () => {
-	await sampleRequestsSettled();
-	await bench.closeHarnesses();
-});
+afterEach(async () => await bench.closeHarnesses());
 
 // the sample request waits for n8n to register the test route again after create(); in the harness
-// create() saves the static data as it returns, so no wait is needed
-Object.assign(SAMPLE_SCHEDULE, { firstMs: 0, retryMs: 0 });
+// create() saves the static data as it returns, so no wait is needed (the harness settings)
 
 /** Listens for a test event (create on the test URL) and returns the one item of the run it starts, and how long that took. */
 async function listen(apiKey: string, parameters: IDataObject) {
@@ -188,17 +183,17 @@ test('the listening cannot start where the service cannot deliver: create() fail
 
 test('the test URL stops being delivered to between the check and the sample: the listening ends with a message naming the URL', async () => {
 	const { apiKey, userId } = await bench.user();
-	const t = await bench.trigger(apiKey);
-	Object.assign(SAMPLE_SCHEDULE, { firstMs: 50 });
-	try {
-		await t.activate('manual');
-		// the service's view of the URL changes before the sample is asked for (a tunnel that went down)
-		const [endpoint] = await bench.endpointsOf(userId);
-		await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/gone');
-		await sampleRequestsSettled();
-	} finally {
-		Object.assign(SAMPLE_SCHEDULE, { firstMs: 0 });
-	}
+	// the sample is asked for 50 ms after create() returned: time to change the URL before it
+	const t = await bench.trigger(
+		apiKey,
+		{},
+		{ settings: { sample: { firstMs: 50, retryMs: 0, attempts: 6 } } },
+	);
+	await t.activate('manual');
+	// the service's view of the URL changes before the sample is asked for (a tunnel that went down)
+	const [endpoint] = await bench.endpointsOf(userId);
+	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/gone');
+	await triggerOf(t).process.listeningsDone();
 	// the trigger's own signed notice reached the test URL, and webhook() failed the test run with it
 	await eventually(() => t.errors.length > 0);
 	expect(t.errors[0].message).toMatch(
