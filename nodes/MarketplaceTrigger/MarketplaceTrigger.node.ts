@@ -5,7 +5,7 @@ import { EVENT_TYPE_OPTIONS } from '../shared/routes';
 import { namesSubtitle, optionNames } from '../shared/subtitle';
 import { DEFAULT_ENDPOINT_DESCRIPTION, webhookMethodsOf } from './lifecycle';
 import { TriggerProcess, type TriggerSettings } from './memory';
-import { webhookOf } from './receive';
+import { receiveWith } from './receive';
 
 export class MarketplaceTrigger implements INodeType {
 	/**
@@ -125,5 +125,5 @@ export class MarketplaceTrigger implements INodeType {
 
 	webhookMethods = webhookMethodsOf(() => this.process);
 
-	webhook = webhookOf(() => this.process);
+	webhook = receiveWith(() => this.process);
 }

@@ -12,8 +12,11 @@
  *   service's shortest retry gap, and in steady traffic one read a minute;
  * - the endpoint was re-enabled or replaced after the service disabled it (its events are never resent);
  * - the previous catch-up stopped at MAX_CAUGHT_UP_PER_RUN.
+ * - an order.created is sent again after the in-flight margin and the cursor has not passed it: in
+ *   queue mode another process may be catching it up right now (below).
  * The window ends IN_FLIGHT_MS before the delivery's event (orders that recent may still have a
- * delivery under way) or, after a re-enable, when the endpoint worked again (nothing was under way).
+ * delivery under way), or before the attempt of an order sent again, or, after a re-enable, when the
+ * endpoint worked again (nothing was under way).
  *
  * Each order in the window the trigger does not know is emitted once, shaped like an order.created
  * item and marked `caughtUp`. No order runs twice:
@@ -24,7 +27,9 @@
  * - across processes (queue mode), after its read a no-op write with an Idempotency-Key made from the
  *   endpoint and the window's start claims the window: only the process whose write is not a replay
  *   (`Idempotent-Replayed: true`) emits the orders. The delivery that catches up is answered by the
- *   trigger itself, so n8n saves the cursor and the keys before its run starts.
+ *   trigger itself, so n8n saves the cursor and the keys before its run starts. An order sent again
+ *   while another process holds its window's claim (its save may not show yet) is answered 503: the
+ *   service's next attempt finds it caught up, or finds the cursor past the claimed window.
  */
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
@@ -54,27 +59,31 @@ export interface CatchUpWindow {
 }
 
 /**
- * The window to catch up at an accepted delivery of an event created at `eventAtMs` (the service's
- * clock), or undefined when none is due.
+ * The window to catch up at an accepted delivery of an event created at `eventAt` (the service's
+ * clock), or undefined when none is due. `resentAt` (the service's clock) is set for an order sent
+ * again after the in-flight margin that the cursor has not passed: its window reaches that margin
+ * before the attempt and is always due, so the delivery takes part in the claim across processes.
  */
 export function dueWindow(
 	store: EndpointStore,
 	memory: EndpointMemory,
-	eventAtMs: number,
+	at: { eventAt: number; resentAt?: number },
 	notice: MissedEventsNotice | undefined,
 ): CatchUpWindow | undefined {
 	const from = store.cursor;
-	if (from === undefined || !Number.isFinite(eventAtMs)) return undefined;
+	if (from === undefined || !Number.isFinite(at.eventAt)) return undefined;
 	const worksAgainAt = notice ? Date.parse(notice.worksAgainAt) : NaN;
 	const to = Math.max(
-		eventAtMs - IN_FLIGHT_MS,
+		at.eventAt - IN_FLIGHT_MS,
 		Number.isFinite(worksAgainAt) ? worksAgainAt : -Infinity,
+		at.resentAt !== undefined ? at.resentAt - IN_FLIGHT_MS : -Infinity,
 	);
 	if (!(to > from)) return undefined;
 	const due =
 		!memory.caughtUpSinceStart ||
 		memory.backlog ||
 		notice !== undefined ||
+		at.resentAt !== undefined ||
 		to - from >= CATCH_UP_INTERVAL_MS;
 	return due ? { from, to } : undefined;
 }

@@ -23,6 +23,8 @@ export interface TriggerSettings {
 	 * minute, so a second is soon enough.
 	 */
 	saveEveryMs: number;
+	/** ...but the first key after a quiet moment is saved this soon: a restart of n8n right after it loses less */
+	firstSaveMs: number;
 	/** a save request this long after a key's acceptance confirms it: longer than any request of the trigger */
 	confirmAfterMs: number;
 	/** save requests that may fail, or find a key missing, before it is given up on */
@@ -40,6 +42,7 @@ export const DEFAULT_SETTINGS: TriggerSettings = {
 		sleep: async (ms) => await transportClock().sleep(ms),
 	},
 	saveEveryMs: 1_000,
+	firstSaveMs: 250,
 	confirmAfterMs: 10_000,
 	maxFailedSaves: 8,
 	sample: { firstMs: 500, retryMs: 1_000, attempts: 6 },
@@ -115,17 +118,10 @@ export class EndpointMemory {
 	/** set when the workflow was deactivated: the save loop stops */
 	forgotten = false;
 
-	/** requests of this process under way, by the sequence number they began with */
-	private readonly open = new Set<number>();
+	/** requests of this process under way, by the sequence number they began with (TriggerProcess.beginRequest) */
+	readonly open = new Set<number>();
 	/** the sequence number of the last request begun */
 	lastSeq = 0;
-
-	/** Notes a request that began (and read the static data now); returns what notes its end. */
-	begin(): () => void {
-		const seq = ++this.lastSeq;
-		this.open.add(seq);
-		return () => this.open.delete(seq);
-	}
 
 	/** True when a request of this process that began at or before `seq` is still under way. */
 	busySince(seq: number): boolean {
@@ -156,12 +152,17 @@ export class TriggerProcess {
 		this.settings = { ...DEFAULT_SETTINGS, ...settings };
 	}
 
-	/** The memory of the endpoint at `url` of workflow `workflowId`, made on first use. */
-	endpoint(workflowId: string, url: string): EndpointMemory {
+	/**
+	 * A request to the endpoint at `url` of workflow `workflowId` begins (and reads the static data
+	 * now): the endpoint's memory, made on first use, and what notes the request's end.
+	 */
+	beginRequest(workflowId: string, url: string): { memory: EndpointMemory; end: () => void } {
 		const scope = `${workflowId}|${url}`;
 		let memory = this.endpoints.get(scope);
 		if (!memory) this.endpoints.set(scope, (memory = new EndpointMemory(url)));
-		return memory;
+		const seq = ++memory.lastSeq;
+		memory.open.add(seq);
+		return { memory, end: () => memory.open.delete(seq) };
 	}
 
 	/** The memory of the endpoint at `url` of workflow `workflowId`, if there is one, taken out of the registry. */

@@ -35,7 +35,7 @@ import { apiRequest } from '../shared/transport/request';
 import { isTransient, readFailure } from '../shared/transport/transportErrors';
 import { verifyWebhook, type VerifyFailure } from '../shared/webhookVerifier';
 import { WITHIN_ANSWER_LIMIT } from './answerLimit';
-import { catchUpOrders, dueWindow } from './catchUp';
+import { catchUpOrders, dueWindow, IN_FLIGHT_MS, type CatchUpWindow } from './catchUp';
 import type { EndpointMemory, TriggerProcess } from './memory';
 import { recoverSecret, refuse } from './refusals';
 import { answerWithSample } from './sample';
@@ -47,7 +47,6 @@ import {
 	storageWarning,
 	type KeyToSave,
 } from './saveViaOwnWebhook';
-import { SECRET_OVERLAP_MS, verificationKeys } from './secrets';
 import {
 	caughtUpKeptUntil,
 	deliveryKey,
@@ -55,7 +54,7 @@ import {
 	EndpointStore,
 	ORDER_CREATED,
 	orderKey,
-	type MissedEventsNotice,
+	SECRET_OVERLAP_MS,
 } from './store';
 
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -91,111 +90,108 @@ interface Delivery {
 	memory: EndpointMemory;
 }
 
-/** webhook() of the node, with this process's part of the trigger. */
-export function webhookOf(process: () => TriggerProcess) {
-	return async function webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-		return await receive(this, process());
-	};
-}
-
-/** One request: the steps of the file comment. */
-export async function receive(
-	ctx: IWebhookFunctions,
-	process: TriggerProcess,
-): Promise<IWebhookResponseData> {
-	const url = servedUrl(ctx);
-	const memory = process.endpoint(ctx.getWorkflow().id ?? '', url);
-	const end = memory.begin();
-	try {
-		const d: Delivery = {
-			ctx,
-			process,
-			request: ctx.getRequestObject() as RawRequest,
-			now: transportClock().now(),
-			memory,
-			store: EndpointStore.read(ctx.getWorkflowStaticData('node'), url, memory),
-		};
-
-		// 1. verify
-		const rawBody = await rawBodyOf(d.request);
-		if (!rawBody)
-			return reply(d, 500, {
-				error: 'raw-body-unavailable',
-				message: 'The request body could not be read',
-			});
-		const verdict = verifyWebhook({
-			headers: d.request.headers,
-			rawBody,
-			secrets: verificationKeys(d.store.record, d.now),
-			nowSeconds: Math.floor(d.now / 1000),
-		});
-		if (!verdict.ok) {
-			// the activation check's test delivery, before n8n saved the secret: it proves n8n is reachable, refused as expected
-			if (isActivationProbe(rawBody, verdict.reason))
-				return reply(d, 401, { error: 'invalid-signature', reason: verdict.reason });
-			const webhookId = d.request.headers['webhook-id'];
-			const refusal = await refuse(
-				ctx,
-				d.store,
+/**
+ * webhook() of the node: `receive`, with this process's part of the trigger. One request, the steps
+ * of the file comment.
+ */
+export function receiveWith(process: () => TriggerProcess) {
+	return async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		const url = servedUrl(this);
+		const { memory, end } = process().beginRequest(this.getWorkflow().id ?? '', url);
+		try {
+			const d: Delivery = {
+				ctx: this,
+				process: process(),
+				request: this.getRequestObject() as RawRequest,
+				now: transportClock().now(),
 				memory,
-				verdict,
-				webhookId,
-				d.now,
-				WITHIN_ANSWER_LIMIT,
-			);
-			return reply(d, 401, refusal);
-		}
-		const event = parseEnvelope(rawBody);
-		if (!event)
-			return reply(d, 400, {
-				error: 'malformed-event',
-				message: 'The body is not an event envelope',
-			});
+				store: EndpointStore.read(this.getWorkflowStaticData('node'), url, memory),
+			};
 
-		// 2. what kind of message
-		if (event.type === SAVE_REQUEST_TYPE)
-			return reply(d, 200, receiveSaveRequest(d.store, event.data as IDataObject));
-		memory.lastVerifiedAt = d.now;
-		// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
-		// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
-		const record = d.store.record;
-		const recovered =
-			verdict.unknownSignatures > 0 &&
-			record !== undefined &&
-			!(d.now - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
-				? await recoverSecret(ctx, d.store, memory, d.now, WITHIN_ANSWER_LIMIT)
-				: false;
-		const options = ctx.getNodeParameter('options', {}) as ReceiveOptions;
-		const subscribed: string[] = normaliseEventTypes(ctx.getNodeParameter('eventTypes', []));
-		if (event.type === TEST_EVENT_TYPE) {
-			const sample = await answerWithSample(ctx, event, subscribed, options);
-			if (sample) return sample;
-			if (options.emitTestEvents !== true)
-				return acknowledge(d, 'test-event', {
-					hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries',
+			// 1. verify
+			if (!Buffer.isBuffer(d.request.rawBody) && typeof d.request.readRawBody === 'function')
+				await d.request.readRawBody();
+			const rawBody = Buffer.isBuffer(d.request.rawBody) ? d.request.rawBody : undefined;
+			if (!rawBody)
+				return reply(d, 500, {
+					error: 'raw-body-unavailable',
+					message: 'The request body could not be read',
 				});
-		} else if (!subscribed.includes(event.type)) {
-			return acknowledge(d, 'event-type-not-subscribed', { type: event.type });
-		}
+			const verdict = verifyWebhook({
+				headers: d.request.headers,
+				rawBody,
+				secrets: d.store.verificationKeys(d.now),
+				nowSeconds: Math.floor(d.now / 1000),
+			});
+			if (!verdict.ok) {
+				// the activation check's test delivery, before n8n saved the secret: it proves n8n is reachable, refused as expected
+				if (isActivationProbe(rawBody, verdict.reason))
+					return reply(d, 401, { error: 'invalid-signature', reason: verdict.reason });
+				const webhookId = d.request.headers['webhook-id'];
+				const refusal = await refuse(
+					this,
+					d.store,
+					memory,
+					verdict,
+					webhookId,
+					d.now,
+					WITHIN_ANSWER_LIMIT,
+				);
+				return reply(d, 401, refusal);
+			}
+			const event = parseEnvelope(rawBody);
+			if (!event)
+				return reply(d, 400, {
+					error: 'malformed-event',
+					message: 'The body is not an event envelope',
+				});
 
-		// 3. the event
-		return await acceptEvent(d, event, verdict.id, options, subscribed, recovered);
-	} finally {
-		end();
-	}
+			// 2. what kind of message
+			if (event.type === SAVE_REQUEST_TYPE)
+				return reply(d, 200, receiveSaveRequest(d.store, event.data as IDataObject));
+			memory.lastVerifiedAt = d.now;
+			// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
+			// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
+			const record = d.store.record;
+			const recovered =
+				verdict.unknownSignatures > 0 &&
+				record !== undefined &&
+				!(d.now - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
+					? await recoverSecret(this, d.store, memory, d.now, WITHIN_ANSWER_LIMIT)
+					: false;
+			const options = this.getNodeParameter('options', {}) as ReceiveOptions;
+			const subscribed: string[] = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
+			if (event.type === TEST_EVENT_TYPE) {
+				const sample = await answerWithSample(this, event, subscribed, options);
+				if (sample) return sample;
+				if (options.emitTestEvents !== true)
+					return acknowledge(d, 'test-event', {
+						hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries',
+					});
+			} else if (!subscribed.includes(event.type)) {
+				return acknowledge(d, 'event-type-not-subscribed', { type: event.type });
+			}
+
+			// 3. the event
+			return await acceptEvent(d, event, verdict, options, subscribed, recovered);
+		} finally {
+			end();
+		}
+	};
 }
 
 /** Step 3: a verified event the workflow subscribes to. */
 async function acceptEvent(
 	d: Delivery,
 	event: EventEnvelope,
-	webhookId: string,
+	delivery: { id: string; timestamp: number },
 	options: ReceiveOptions,
 	subscribed: string[],
 	recovered: boolean,
 ): Promise<IWebhookResponseData> {
 	const { ctx, store, memory, now } = d;
 	const production = ctx.getMode() === 'webhook';
+	const webhookId = delivery.id;
 	const key = deliveryKey(webhookId);
 	const order = event.type === ORDER_CREATED ? orderKey(event.data.orderId) : undefined;
 	const release = await waitAndHold(memory, order ? [key, order] : [key]);
@@ -235,10 +231,29 @@ async function acceptEvent(
 		const noticeDue =
 			notice !== undefined && !memory.shownNotices.has(notice.reEnabledAt) ? notice : undefined;
 		const hold = (held: string[]) => (releaseCaughtUp = holdKeys(memory, held));
-		const caught = catchUp
-			? await catchUpMissed(d, Date.parse(event.createdAt), noticeDue, options, hold)
-			: { items: [], note: {} };
+		const eventAt = Date.parse(event.createdAt);
+		// an order sent again (its attempt came after the in-flight margin) that the cursor has not
+		// passed: another process may be catching it up right now, so this delivery takes part in the claim
+		const sentAt = delivery.timestamp * 1000;
+		const resent =
+			order !== undefined &&
+			eventAt >= (store.cursor ?? Infinity) &&
+			eventAt < sentAt - IN_FLIGHT_MS;
+		// nothing says what came before: the cursor starts here (kept by this process until a save takes it)
+		if (catchUp && store.cursor === undefined && Number.isFinite(eventAt))
+			store.setCursor((memory.cursor = Math.max(memory.cursor, eventAt)));
+		const window = catchUp
+			? dueWindow(store, memory, { eventAt, resentAt: resent ? sentAt : undefined }, noticeDue)
+			: undefined;
+		const caught = window ? await catchUpMissed(d, window, options, hold) : { items: [], note: {} };
 		if ('retryLater' in caught) return reply(d, 503, caught.retryLater);
+		if (resent && caught.note.catchUp === 'claimed-by-another-process') {
+			// that process may have brought this order; once its save shows, the service's next attempt is a duplicate
+			ctx.logger.info(
+				`Marketplace Trigger: order ${String(event.data.orderId)} was sent again while another n8n process catches up its window; asking the service to retry`,
+			);
+			return reply(d, 503, { error: 'catch-up-in-another-process', retry: true });
+		}
 
 		// c. record: the keys this run makes known, saved by the save loop
 		const keys = keysOf(event, key, order && catchUp ? order : undefined, caught.items, now);
@@ -295,23 +310,14 @@ function keysOf(
 /** What step 3b's catch-up brought: caught-up order items and what the notice says of them, or a 503 to answer. */
 type CatchUpOutcome = { items: IDataObject[]; note: IDataObject } | { retryLater: IDataObject };
 
-/** Step 3b: the orders a gap may have lost, when a catch-up is due; their keys stay held until released. */
+/** Step 3b: the orders a gap may have lost, in the window due; their keys stay held until released. */
 async function catchUpMissed(
 	d: Delivery,
-	eventAt: number,
-	notice: MissedEventsNotice | undefined,
+	window: CatchUpWindow,
 	options: ReceiveOptions,
 	hold: (keys: string[]) => void,
 ): Promise<CatchUpOutcome> {
 	const { store, memory, now } = d;
-	if (store.cursor === undefined) {
-		// nothing says what came before: start here (kept by this process until a save takes it)
-		if (Number.isFinite(eventAt))
-			store.setCursor((memory.cursor = Math.max(memory.cursor, eventAt)));
-		return { items: [], note: {} };
-	}
-	const window = dueWindow(store, memory, eventAt, notice);
-	if (!window) return { items: [], note: {} };
 	try {
 		const withCurrent = options.fetchCurrentState === true;
 		const result = await catchUpOrders(
@@ -422,13 +428,6 @@ export function parseEnvelope(rawBody: Buffer): EventEnvelope | undefined {
 		return undefined;
 	if (!data || typeof data !== 'object' || Array.isArray(data)) return undefined;
 	return { id, type, createdAt, data: data as Record<string, unknown> };
-}
-
-async function rawBodyOf(request: RawRequest): Promise<Buffer | undefined> {
-	if (!Buffer.isBuffer(request.rawBody) && typeof request.readRawBody === 'function') {
-		await request.readRawBody();
-	}
-	return Buffer.isBuffer(request.rawBody) ? request.rawBody : undefined;
 }
 
 interface CurrentState {

@@ -9,8 +9,8 @@ import type { TransportSettings } from '../shared/transport/request';
 import { readFailure } from '../shared/transport/transportErrors';
 import type { VerifyFailure } from '../shared/webhookVerifier';
 import type { EndpointMemory } from './memory';
-import { rotateSecret, SECRET_OVERLAP_MS, withNewSecret } from './secrets';
-import type { EndpointStore } from './store';
+import { rotateSecret, withNewSecret } from './secrets';
+import { SECRET_OVERLAP_MS, type EndpointStore } from './store';
 
 /**
  * A rotation made to recover from one made elsewhere happens at most this often per endpoint: an

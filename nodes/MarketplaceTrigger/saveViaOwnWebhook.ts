@@ -9,7 +9,7 @@
  *        |                   | n8n registers the run, answers 200, runs it; it saves nothing
  *        |<----------- 200 --|   webhook() changed (run() wraps the static data anew)
  *        |                   |
- *        |         save loop, within saveEveryMs:
+ *        |         save loop, firstSaveMs later (then every saveEveryMs while keys are pending):
  *        |                   |-- save request (signed with the endpoint's secret) -->|
  *        |                   |   to the listener the delivery arrived on: webhook() again,
  *        |                   |   receiveSaveRequest() adds the keys and answers which were
@@ -136,28 +136,50 @@ export function queueSave(
 	void runSaveLoop(settings, memory).finally(() => (loop.running = false));
 }
 
-/** True when a save request is due: a key not saved yet, or a saved one old enough to be confirmed. */
-function saveDue(settings: TriggerSettings, memory: EndpointMemory, nowMs: number): boolean {
-	for (const key of memory.pending.values())
-		if (!key.saved || nowMs - key.acceptedAt >= settings.confirmAfterMs) return true;
-	return false;
-}
-
-/** Every saveEveryMs while keys are pending: one save request with all of them, when one is due. */
+/**
+ * firstSaveMs after a quiet moment, then every saveEveryMs while keys are pending: one save request
+ * with all of them, when one is due (a key not saved yet, or a saved one old enough to be confirmed).
+ */
 async function runSaveLoop(settings: TriggerSettings, memory: EndpointMemory): Promise<void> {
-	while (memory.pending.size > 0 && !memory.forgotten) {
-		await settings.clock.sleep(settings.saveEveryMs);
-		if (memory.forgotten || !saveDue(settings, memory, settings.clock.now())) continue;
-		await saveOnce(settings, memory);
+	for (let wait = settings.firstSaveMs; memory.pending.size > 0 && !memory.forgotten; ) {
+		await settings.clock.sleep(wait);
+		wait = settings.saveEveryMs;
+		const now = settings.clock.now();
+		const due = [...memory.pending.values()].some(
+			(key) => !key.saved || now - key.acceptedAt >= settings.confirmAfterMs,
+		);
+		if (due && !memory.forgotten) await saveOnce(settings, memory);
 	}
 }
 
 /** One save request carrying every pending key; confirms, marks saved, or gives up on each. */
 async function saveOnce(settings: TriggerSettings, memory: EndpointMemory): Promise<void> {
 	const loop = memory.saveLoop;
+	const { ctx, listener, secret } = loop;
+	if (!ctx || !listener || !secret) return;
 	const carried = [...memory.pending];
+	const keys: Record<KeySection, DedupStore> = { seen: new DedupStore(), orders: new DedupStore() };
+	for (const [, { section, key, untilMs }] of carried) keys[section].keep(key, untilMs);
 	const sentAt = settings.clock.now();
-	const missing = await sendSaveRequest(memory, carried);
+	// the pending names the receiving process found missing; undefined when the request failed
+	let missing: Set<string> | undefined;
+	try {
+		const answer = (await postToOwnWebhook(ctx, listener, secret, {
+			idPrefix: 'save',
+			type: SAVE_REQUEST_TYPE,
+			data: { seen: keys.seen.toState(), orders: keys.orders.toState() } as unknown as IDataObject,
+		})) as { missing?: unknown; missingOrders?: unknown };
+		loop.lastError = undefined;
+		missing = new Set([
+			...splitKeys(answer?.missing).map((k) => pendingName('seen', k)),
+			...splitKeys(answer?.missingOrders).map((k) => pendingName('orders', k)),
+		]);
+	} catch (error) {
+		loop.lastError = (error as Error).message;
+		ctx.logger.warn(
+			`Marketplace Trigger could not save accepted event ids through ${listener.url}: ${loop.lastError}`,
+		);
+	}
 	let givenUp = 0;
 	for (const [name, key] of carried) {
 		if (!missing || missing.has(name)) key.failedSaves++;
@@ -183,41 +205,11 @@ async function saveOnce(settings: TriggerSettings, memory: EndpointMemory): Prom
 	}
 	if (givenUp > 0) {
 		loop.givenUp += givenUp;
-		loop.ctx?.logger.error(
+		ctx.logger.error(
 			`Marketplace Trigger could not confirm that ${givenUp} accepted event id(s) are saved; ` +
 				`a late copy of those events may run again${loop.lastError ? ` (last save request error: ${loop.lastError})` : ''}`,
-			{ url: memory.url, saveUrl: loop.listener?.url },
+			{ url: memory.url, saveUrl: listener.url },
 		);
-	}
-}
-
-/** The save request; the pending names the receiving process found missing, or undefined if it failed. */
-async function sendSaveRequest(
-	memory: EndpointMemory,
-	carried: Array<[string, PendingKey]>,
-): Promise<Set<string> | undefined> {
-	const loop = memory.saveLoop;
-	const { ctx, listener, secret } = loop;
-	if (!ctx || !listener || !secret) return undefined;
-	const keys: Record<KeySection, DedupStore> = { seen: new DedupStore(), orders: new DedupStore() };
-	for (const [, { section, key, untilMs }] of carried) keys[section].keep(key, untilMs);
-	try {
-		const answer = (await postToOwnWebhook(ctx, listener, secret, {
-			idPrefix: 'save',
-			type: SAVE_REQUEST_TYPE,
-			data: { seen: keys.seen.toState(), orders: keys.orders.toState() } as unknown as IDataObject,
-		})) as { missing?: unknown; missingOrders?: unknown };
-		loop.lastError = undefined;
-		return new Set([
-			...splitKeys(answer?.missing).map((k) => pendingName('seen', k)),
-			...splitKeys(answer?.missingOrders).map((k) => pendingName('orders', k)),
-		]);
-	} catch (error) {
-		loop.lastError = (error as Error).message;
-		ctx.logger.warn(
-			`Marketplace Trigger could not save accepted event ids through ${listener.url}: ${loop.lastError}`,
-		);
-		return undefined;
 	}
 }
 

@@ -1,17 +1,12 @@
 /**
- * The endpoint's signing secrets: which ones verify a delivery, what a rotation changes, and the
- * rotate-secret request itself (made on activation, and by a delivery that finds the secret was
+ * The endpoint's signing secrets: what a rotation changes, and the rotate-secret request itself (made on activation, and by a delivery that finds the secret was
  * rotated elsewhere).
  */
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
-import { parseSecret } from '../shared/webhookVerifier';
-import type { EndpointRecord } from './store';
-
-/** After a rotation the service signs with the previous secret too, for 24 hours. */
-export const SECRET_OVERLAP_MS = 24 * 3_600_000;
+import { SECRET_OVERLAP_MS, type EndpointRecord } from './store';
 
 /** The record after a rotation: the new secret, and the old one kept for the overlap. */
 export function withNewSecret(
@@ -27,29 +22,6 @@ export function withNewSecret(
 		next.previousSecretUntil = nowMs + SECRET_OVERLAP_MS;
 	}
 	return next;
-}
-
-/** HMAC keys to verify with at `nowMs`: the current secret, plus the previous one during the overlap. */
-export function verificationKeys(record: EndpointRecord | undefined, nowMs: number): Buffer[] {
-	if (!record) return [];
-	const secrets: string[] = [];
-	if (record.secret) secrets.push(record.secret);
-	if (
-		record.previousSecret &&
-		typeof record.previousSecretUntil === 'number' &&
-		nowMs < record.previousSecretUntil
-	) {
-		secrets.push(record.previousSecret);
-	}
-	const keys: Buffer[] = [];
-	for (const secret of secrets) {
-		try {
-			keys.push(parseSecret(secret));
-		} catch {
-			// a malformed stored secret verifies nothing; the other one may still do
-		}
-	}
-	return keys;
 }
 
 /** The secret of a create or rotate answer: `{ webhookEndpoint, secret }` (read tolerantly). */

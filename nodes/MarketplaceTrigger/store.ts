@@ -30,9 +30,13 @@
 import { createHash } from 'node:crypto';
 
 import { isRecord } from '../shared/isRecord';
+import { parseSecret } from '../shared/webhookVerifier';
 import type { EndpointMemory, KeySection, PendingKey } from './memory';
 
 export const ORDER_CREATED = 'order.created';
+
+/** After a rotation the service signs with the previous secret too, for 24 hours. */
+export const SECRET_OVERLAP_MS = 24 * 3_600_000;
 
 /** The time of the last verified delivery is written when it moved this far (each write makes n8n save the whole static data). */
 const VERIFIED_AT_STEP_MS = 10 * 60_000;
@@ -178,6 +182,30 @@ export class EndpointStore {
 			store.changed.add('endpoints');
 		}
 		return store;
+	}
+
+	/** HMAC keys to verify with at `nowMs`: the record's secret, plus the previous one during the overlap. */
+	verificationKeys(nowMs: number): Buffer[] {
+		const record = this.record;
+		if (!record) return [];
+		const secrets: string[] = [];
+		if (record.secret) secrets.push(record.secret);
+		if (
+			record.previousSecret &&
+			typeof record.previousSecretUntil === 'number' &&
+			nowMs < record.previousSecretUntil
+		) {
+			secrets.push(record.previousSecret);
+		}
+		const keys: Buffer[] = [];
+		for (const secret of secrets) {
+			try {
+				keys.push(parseSecret(secret));
+			} catch {
+				// a malformed stored secret verifies nothing; the other one may still do
+			}
+		}
+		return keys;
 	}
 
 	/** True when `key` ran: in `seen` until its expiry, in `orders` until the cursor passes it; or pending in this process. */

@@ -13,14 +13,14 @@
  * the order of the targets rotating slice by slice (W F T, F T W, T W F, ...), from a keep-alive load
  * generator. None of the three waits for its execution before answering, so after each slice the
  * script waits until n8n has finished the slice's executions: "end to end" = accepted / (send time +
- * that drain). The trigger's own sync requests (settle.ts) are n8n work no row counts as a delivery;
+ * that drain). The trigger's own save requests (saveViaOwnWebhook.ts) are n8n work no row counts as a delivery;
  * the later ones can fall into the next slice, which the rotation spreads over all three targets.
  *
  * Isolates per delivery: n8n serves Prometheus metrics with N8N_METRICS=true and counts every
  * expression isolate (bridge) it hands out as n8n_expression_pool_acquired_total. After the
  * throughput levels, each target in turn gets --isolate-deliveries deliveries at concurrency 1 with
  * nothing else running; the counter's change, read after the executions ended and (for T) after the
- * trigger's last sync could have run (confirmAfterMs + 2 s), divided by the deliveries.
+ * trigger's last save request could have run (confirmAfterMs + 2 s), divided by the deliveries.
  *
  * Guarantees, checked after each setting: one execution per accepted delivery and (T) one per
  * distinct event id; a tampered delivery gets 401 and the next accepted event's item carries the
@@ -85,7 +85,7 @@ import type { Json } from '../json';
 const COMMAND = '.ci/with-node24 node -r ts-node/register/transpile-only test/bench/floor.bench.ts';
 const RESULTS = join(__dirname, 'results', 'trigger-floor.md');
 const ISOLATES = 'n8n_expression_pool_acquired_total';
-/** settle.ts's confirmAfterMs plus a margin: by then the trigger's last sync for a delivery has run. */
+/** The save loop's confirmAfterMs plus a margin: by then the trigger's last save request for a delivery has run. */
 const SETTLE_TAIL_MS = 12_000;
 
 /** Goal: T at least this fraction of F's end-to-end rate at these levels, in every setting. */

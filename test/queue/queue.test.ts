@@ -264,7 +264,7 @@ test('a processor restart loses no ids: five accepted, silence, restart, sent ag
 		events.map(async (e) => await send(urlAt(0), signedDelivery(secret, e))),
 	);
 	expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
-	// silence longer than the trigger's 1 s wait before it stores a burst's ids (settle.ts firstMs)
+	// silence longer than the trigger's wait before it saves pending ids (saveViaOwnWebhook.ts, saveEveryMs 1 s)
 	await settledRuns(
 		events.map((e) => e.id),
 		1500,
@@ -372,6 +372,71 @@ test("both webhook processors down while three orders are created: the next orde
 	);
 });
 
+test('an order sent again reaches one processor while the other catches it up, its save delayed by a claim that hangs: it runs once', async () => {
+	const orderIdsRun = async () =>
+		(await allExecutions(api, WORKFLOW_ID, true)).flatMap((e) =>
+			(
+				nodeOutput(e as { data?: Json }, 'Order Created') as Array<{ data: { orderId: number } }>
+			).map((i) => i.data.orderId),
+		);
+	const [endpoint] = await sandbox.control.endpoints();
+	/** the service's own delivery of an event (not a redelivery asked for by hand) */
+	const deliveryOf = async (eventId: string) =>
+		(await sandbox.control.deliveries()).find((d) => d.eventId === eventId && d.kind === 'event');
+	const attemptsOf = async (eventId: string) => (await deliveryOf(eventId))?.attemptLog.length ?? 0;
+	// an order through the load balancer after a minute of service time: its catch-up moves the cursor
+	// to just before it, and the next minute of service time makes the next catch-up due
+	await sandbox.control.advanceClock(61);
+	const w = await sandbox.control.createOrder({ brandId: 1 });
+	await settledRuns([String(w.event.id)]);
+	// order X while deliveries are dropped on their way; its first retry a minute later is dropped too
+	await sandbox.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/dropped');
+	const x = await sandbox.control.createOrder({ brandId: 1 });
+	const xOrderId = x.order.id as number;
+	await sandbox.control.advanceClock(61);
+	await waitFor('the retry of X to fail', async () =>
+		(await attemptsOf(String(x.event.id))) >= 2 ? true : undefined,
+	);
+	// order Y at processor 1: its catch-up reads X as missed, then its claim of the window hangs, so
+	// its answer, and with it n8n's save of X's key and the cursor, waits
+	await sandbox.control.setEndpointUrl(endpoint.id, urlAt(0));
+	const hangMs = 6_000;
+	await sandbox.control.injectFault({
+		route: 'updateWebhookEndpoint',
+		mode: 'hang',
+		hangMs,
+		count: 1,
+	});
+	const since = (await sandbox.control.requests()).at(-1)?.seq ?? 0;
+	const y = sandbox.control.createOrder({ brandId: 1 });
+	await waitFor('processor 1 to claim the window', async () =>
+		(await sandbox.control.requests(since)).some(
+			(r) => r.method === 'PATCH' && r.path === `/v1/webhook-endpoints/${endpoint.id}`,
+		)
+			? true
+			: undefined,
+	);
+	// meanwhile the service sends X again, to processor 2, which read the static data before that save
+	await sandbox.control.setEndpointUrl(endpoint.id, urlAt(1));
+	const again = await sandbox.control.redeliver((await deliveryOf(String(x.event.id)))!.id);
+	const { order: yOrder, event: yEvent } = await y;
+	await settledRuns([String(yEvent.id)]);
+	expect((await orderIdsRun()).filter((id) => id === xOrderId)).toEqual([xOrderId]);
+	// processor 2 left X to the claim's holder (503) or found it brought already; the service's next attempt starts nothing
+	expect([200, 503]).toContain(again.responseStatusCode);
+	await sandbox.control.setEndpointUrl(endpoint.id, productionUrl);
+	await sandbox.control.advanceClock(5 * 60 + 1);
+	await waitFor('the next attempt of X', async () =>
+		(await attemptsOf(String(x.event.id))) >= 3 ? true : undefined,
+	);
+	const last = (await deliveryOf(String(x.event.id)))!;
+	expect([last.status, last.responseStatusCode]).toEqual(['Delivered', 200]);
+	await sleep(2_500);
+	const runs = await orderIdsRun();
+	expect(runs.filter((id) => id === xOrderId)).toEqual([xOrderId]);
+	expect(runs.filter((id) => id === yOrder.id)).toEqual([yOrder.id]);
+});
+
 test('the same event at both processors at once: measured by offset between the two copies', async () => {
 	const offsets = [0, 20, 50, 100, 250, 1000];
 	const perOffset = 10;
@@ -417,7 +482,7 @@ offset, ${perOffset} distinct events, each posted (signed) to processor 1 and, t
 ${rows.map((r) => `| ${r.offset} ms | ${perOffset} | ${r.twice} |`).join('\n')}
 
 Each processor checks the ids stored in the workflow's static data, which n8n loads per request, and stores the ids it
-accepted through a sync message 250 ms after the last of a burst, at most 1 s after the first (settle.ts); n8n gives a node no atomic check-and-set across
+accepted through a save request at most a second later (saveViaOwnWebhook.ts); n8n gives a node no atomic check-and-set across
 processes, so a copy that reaches the other processor before the id is stored runs again. Within one processor,
 concurrent copies wait for each other and run once. The load average includes whatever else ran on the machine.
 `,
@@ -429,7 +494,7 @@ concurrent copies wait for each other and run once. The load average includes wh
 test("no request of n8n's own went to the shared public URL (the proxy would have dropped it)", () => {
 	expect(proxy.dropped).toEqual([]);
 	const logs = processors.map((p) => p.logs()).join('\n');
-	expect(logs).not.toMatch(/could not (confirm|store)/);
+	expect(logs).not.toMatch(/could not (confirm|save)/);
 });
 
 test('deactivation through main deletes the endpoint', async () => {

@@ -241,6 +241,7 @@ describe('saving accepted ids (saveViaOwnWebhook.ts); the clock is injected', ()
 	/** The trigger's settings with a clock the test moves: each wait of the save loop ends at `tick()`. */
 	const steered = (settings: Partial<TriggerSettings> = {}): Partial<TriggerSettings> => ({
 		saveEveryMs: DEFAULT_SETTINGS.saveEveryMs,
+		firstSaveMs: DEFAULT_SETTINGS.firstSaveMs,
 		confirmAfterMs: 60_000,
 		clock: {
 			now: () => now,
@@ -279,7 +280,8 @@ describe('saving accepted ids (saveViaOwnWebhook.ts); the clock is injected', ()
 		await tick();
 		await eventually(() => burst.every((id) => storedIn(t).has(deliveryKey(id), Date.now())));
 		expect(saveRequests(t, before)).toBe(1);
-		expect(new Set(waits)).toEqual(new Set([DEFAULT_SETTINGS.saveEveryMs]));
+		// after a quiet moment the first save request goes out firstSaveMs after the first key
+		expect(waits[0]).toBe(DEFAULT_SETTINGS.firstSaveMs);
 		expect(t.responses.at(-1)!.body).toEqual({
 			received: true,
 			saved: true,
@@ -352,10 +354,12 @@ describe('saving accepted ids (saveViaOwnWebhook.ts); the clock is injected', ()
 		await tick();
 		await eventually(() => pendingCount(t, t.webhookUrl) === 0);
 		expect(saveRequests(t, before)).toBe(2);
-		expect(new Set(waits)).toEqual(new Set([DEFAULT_SETTINGS.saveEveryMs]));
+		// firstSaveMs once, then saveEveryMs while keys are pending
+		expect(waits[0]).toBe(DEFAULT_SETTINGS.firstSaveMs);
+		expect(new Set(waits.slice(1))).toEqual(new Set([DEFAULT_SETTINGS.saveEveryMs]));
 	});
 
-	test('a new id does not wait for the older ids: the next tick, saveEveryMs later, saves it with one save request', async () => {
+	test('a new id waits at most saveEveryMs while older ids are pending: the next tick saves it with one save request', async () => {
 		const { t } = await activeTrigger({}, steered());
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		const before = t.requests.length;
