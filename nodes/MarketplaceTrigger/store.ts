@@ -344,15 +344,23 @@ export class DedupStore {
 	/** expiry minute (Unix minutes, rounded up, so an id is never forgotten early) -> keys concatenated */
 	private readonly buckets = new Map<number, string>();
 	private count = 0;
+	/**
+	 * key -> minute, built when a store takes part in an operation over many keys (`merge`, `uncovered`)
+	 * or starts empty: one lookup is a string search, many are one map each (a save request merges
+	 * about a second's keys into thousands; searching the strings for each made it 10-100 ms).
+	 */
+	private index?: Map<string, number>;
 
 	constructor(readonly maxEntries: number = DEFAULT_MAX_ENTRIES) {
 		if (!(Number.isInteger(maxEntries) && maxEntries > 0))
 			throw new RangeError('maxEntries must be a positive integer');
+		this.index = new Map();
 	}
 
 	/** Rebuilds a store from its serialised state; malformed buckets are skipped. */
 	static fromState(state: unknown, maxEntries: number = DEFAULT_MAX_ENTRIES): DedupStore {
 		const store = new DedupStore(maxEntries);
+		store.index = undefined;
 		const e = state && typeof state === 'object' ? (state as { e?: unknown }).e : undefined;
 		if (!e || typeof e !== 'object') return store;
 		for (const [minuteText, keys] of Object.entries(e as Record<string, unknown>)) {
@@ -403,6 +411,7 @@ export class DedupStore {
 
 	/** Adds every key of `other` with the later of the two expiries; true if this store changed. */
 	merge(other: DedupStore): boolean {
+		this.buildIndex();
 		let changed = false;
 		for (const [key, minute] of other.entries())
 			changed = this.keepUntilMinute(key, minute) || changed;
@@ -412,6 +421,7 @@ export class DedupStore {
 
 	/** The keys of `other` this set does not keep as long as `other` does. */
 	uncovered(other: DedupStore): string[] {
+		this.buildIndex();
 		const keys: string[] = [];
 		for (const [key, minute] of other.entries())
 			if ((this.expiryOf(key) ?? -Infinity) < minute) keys.push(key);
@@ -422,8 +432,7 @@ export class DedupStore {
 	prune(nowMs: number): void {
 		for (const [minute, keys] of [...this.buckets]) {
 			if (minute * MINUTE_MS > nowMs) continue;
-			this.buckets.delete(minute);
-			this.count -= keys.length / KEY_LENGTH;
+			this.dropKeys(minute, keys, '');
 		}
 	}
 
@@ -443,6 +452,7 @@ export class DedupStore {
 
 	/** The latest expiry minute of `key`, if it is stored. */
 	private expiryOf(key: string): number | undefined {
+		if (this.index) return this.index.get(key);
 		let latest: number | undefined;
 		for (const [minute, keys] of this.buckets) {
 			if ((latest === undefined || minute > latest) && indexOfKey(keys, key) >= 0) latest = minute;
@@ -462,8 +472,33 @@ export class DedupStore {
 			this.count--;
 		}
 		this.buckets.set(minute, (this.buckets.get(minute) ?? '') + key);
+		this.index?.set(key, minute);
 		this.count++;
 		return true;
+	}
+
+	private buildIndex(): void {
+		if (this.index) return;
+		const index = new Map<string, number>();
+		for (const [minute, keys] of this.buckets)
+			for (let i = 0; i < keys.length; i += KEY_LENGTH) {
+				const key = keys.slice(i, i + KEY_LENGTH);
+				// a key stored under two minutes (a hand-edited state) counts with the later one
+				if ((index.get(key) ?? -Infinity) < minute) index.set(key, minute);
+			}
+		this.index = index;
+	}
+
+	/** Replaces the keys of bucket `minute` by `kept` (a tail of them), forgetting the others. */
+	private dropKeys(minute: number, keys: string, kept: string): void {
+		if (kept) this.buckets.set(minute, kept);
+		else this.buckets.delete(minute);
+		this.count -= (keys.length - kept.length) / KEY_LENGTH;
+		if (!this.index) return;
+		for (let i = 0; i < keys.length - kept.length; i += KEY_LENGTH) {
+			const key = keys.slice(i, i + KEY_LENGTH);
+			if (this.index.get(key) === minute) this.index.delete(key);
+		}
 	}
 
 	private sortedMinutes(): number[] {
@@ -476,13 +511,7 @@ export class DedupStore {
 			const keys = this.buckets.get(minute)!;
 			const over = (this.count - this.maxEntries) * KEY_LENGTH;
 			if (over <= 0) return;
-			if (over >= keys.length) {
-				this.buckets.delete(minute);
-				this.count -= keys.length / KEY_LENGTH;
-			} else {
-				this.buckets.set(minute, keys.slice(over));
-				this.count -= over / KEY_LENGTH;
-			}
+			this.dropKeys(minute, keys, over >= keys.length ? '' : keys.slice(over));
 		}
 	}
 }
