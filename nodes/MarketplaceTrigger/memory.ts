@@ -27,6 +27,8 @@ export interface TriggerSettings {
 	firstSaveMs: number;
 	/** a save request this long after a key's acceptance confirms it: longer than any request of the trigger */
 	confirmAfterMs: number;
+	/** when every pending key is saved, a request only to confirm some goes out at most this often (it confirms every key due by then) */
+	confirmEveryMs: number;
 	/** save requests that may fail, or find a key missing, before it is given up on */
 	maxFailedSaves: number;
 	/** the sample of "Listen for test event": first asked for `firstMs` after create(), then every `retryMs`, `attempts` times */
@@ -44,6 +46,7 @@ export const DEFAULT_SETTINGS: TriggerSettings = {
 	saveEveryMs: 1_000,
 	firstSaveMs: 250,
 	confirmAfterMs: 10_000,
+	confirmEveryMs: 5_000,
 	maxFailedSaves: 8,
 	sample: { firstMs: 500, retryMs: 1_000, attempts: 6 },
 	probe: { pendingReads: 5, pendingWaitMs: 1_000 },
@@ -82,6 +85,8 @@ export interface SaveLoop {
 	lastError?: string;
 	/** keys given up on since an item last reported it */
 	givenUp: number;
+	/** when the last save request went out (the settings' clock) */
+	lastSentAt: number;
 }
 
 /** Deliveries refused since the last accepted event (reported on that event's item). */
@@ -114,7 +119,7 @@ export class EndpointMemory {
 	/** the last catch-up stopped at the most orders one run brings: the next delivery goes on */
 	backlog = false;
 	refusals?: Refusals;
-	readonly saveLoop: SaveLoop = { running: false, givenUp: 0 };
+	readonly saveLoop: SaveLoop = { running: false, givenUp: 0, lastSentAt: -Infinity };
 	/** set when the workflow was deactivated: the save loop stops */
 	forgotten = false;
 

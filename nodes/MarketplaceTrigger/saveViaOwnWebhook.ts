@@ -15,7 +15,8 @@
  *        |                   |   receiveSaveRequest() adds the keys and answers which were
  *        |                   |   missing; the trigger answers itself, so n8n saves ----->| keys saved
  *        |                   |
- *        |         confirmAfterMs later: another save request finds them saved and no request
+ *        |         confirmAfterMs later (batched, confirmEveryMs apart when nothing new is pending):
+ *        |         another save request finds them saved and no request
  *        |         begun before that save still running, so no older copy can overwrite them:
  *        |         they are confirmed, no longer pending.
  *
@@ -138,15 +139,17 @@ export function queueSave(
 
 /**
  * firstSaveMs after a quiet moment, then every saveEveryMs while keys are pending: one save request
- * with all of them, when one is due (a key not saved yet, or a saved one old enough to be confirmed).
+ * with all of them, when one is due: a key not saved yet, or (at most every confirmEveryMs) a saved
+ * one old enough to be confirmed.
  */
 async function runSaveLoop(settings: TriggerSettings, memory: EndpointMemory): Promise<void> {
 	for (let wait = settings.firstSaveMs; memory.pending.size > 0 && !memory.forgotten; ) {
 		await settings.clock.sleep(wait);
 		wait = settings.saveEveryMs;
 		const now = settings.clock.now();
+		const confirming = now - memory.saveLoop.lastSentAt >= settings.confirmEveryMs;
 		const due = [...memory.pending.values()].some(
-			(key) => !key.saved || now - key.acceptedAt >= settings.confirmAfterMs,
+			(key) => !key.saved || (confirming && now - key.acceptedAt >= settings.confirmAfterMs),
 		);
 		if (due && !memory.forgotten) await saveOnce(settings, memory);
 	}
@@ -160,7 +163,7 @@ async function saveOnce(settings: TriggerSettings, memory: EndpointMemory): Prom
 	const carried = [...memory.pending];
 	const keys: Record<KeySection, DedupStore> = { seen: new DedupStore(), orders: new DedupStore() };
 	for (const [, { section, key, untilMs }] of carried) keys[section].keep(key, untilMs);
-	const sentAt = settings.clock.now();
+	const sentAt = (loop.lastSentAt = settings.clock.now());
 	// the pending names the receiving process found missing; undefined when the request failed
 	let missing: Set<string> | undefined;
 	try {

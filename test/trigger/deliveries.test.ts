@@ -359,6 +359,29 @@ describe('saving accepted ids (saveViaOwnWebhook.ts); the clock is injected', ()
 		expect(new Set(waits.slice(1))).toEqual(new Set([DEFAULT_SETTINGS.saveEveryMs]));
 	});
 
+	test('when every pending id is saved, a request only to confirm goes out at most every confirmEveryMs', async () => {
+		const { t } = await activeTrigger({}, steered({ confirmAfterMs: 1, confirmEveryMs: 5_000 }));
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		const before = t.requests.length;
+		expect((await deliverSigned(t, [secret], orderEvent('evt_confirm'))).status).toBe(200);
+		await tick();
+		await eventually(() => storedIn(t).has(deliveryKey('evt_confirm'), Date.now()));
+		// due for confirmation at once (confirmAfterMs 1), yet nothing goes out within confirmEveryMs of the save
+		const asleep = async () => await eventually(() => wake.length > 0);
+		for (let i = 0; i < 4; i++) {
+			await asleep();
+			now += 1_000;
+			await tick();
+		}
+		await asleep();
+		expect(saveRequests(t, before)).toBe(1);
+		expect(pendingCount(t, t.webhookUrl)).toBe(1);
+		now += 1_000;
+		await tick();
+		await eventually(() => pendingCount(t, t.webhookUrl) === 0);
+		expect(saveRequests(t, before)).toBe(2);
+	});
+
 	test('a new id waits at most saveEveryMs while older ids are pending: the next tick saves it with one save request', async () => {
 		const { t } = await activeTrigger({}, steered());
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);

@@ -25,6 +25,7 @@ export const HARNESS_SETTINGS: Partial<TriggerSettings> = {
 	saveEveryMs: 0,
 	firstSaveMs: 0,
 	confirmAfterMs: 0,
+	confirmEveryMs: 0,
 	sample: { firstMs: 0, retryMs: 0, attempts: 6 },
 };
 
