@@ -23,7 +23,10 @@ export interface TriggerSettings {
 	 * minute, so a second is soon enough.
 	 */
 	saveEveryMs: number;
-	/** ...but the first key after a quiet moment is saved this soon: a restart of n8n right after it loses less */
+	/**
+	 * ...but after a quiet moment the keys are saved once their burst pauses this long (at the latest
+	 * saveEveryMs after its first key): a restart of n8n right after an event loses less
+	 */
 	firstSaveMs: number;
 	/** a save request this long after a key's acceptance confirms it: longer than any request of the trigger */
 	confirmAfterMs: number;
@@ -85,8 +88,9 @@ export interface SaveLoop {
 	lastError?: string;
 	/** keys given up on since an item last reported it */
 	givenUp: number;
-	/** when the last save request went out (the settings' clock) */
+	/** when the last save request went out, and when the last key was queued (the settings' clock) */
 	lastSentAt: number;
+	lastQueuedAt: number;
 }
 
 /** Deliveries refused since the last accepted event (reported on that event's item). */
@@ -119,7 +123,12 @@ export class EndpointMemory {
 	/** the last catch-up stopped at the most orders one run brings: the next delivery goes on */
 	backlog = false;
 	refusals?: Refusals;
-	readonly saveLoop: SaveLoop = { running: false, givenUp: 0, lastSentAt: -Infinity };
+	readonly saveLoop: SaveLoop = {
+		running: false,
+		givenUp: 0,
+		lastSentAt: -Infinity,
+		lastQueuedAt: -Infinity,
+	};
 	/** set when the workflow was deactivated: the save loop stops */
 	forgotten = false;
 

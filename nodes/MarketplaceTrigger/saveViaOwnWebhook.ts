@@ -9,7 +9,7 @@
  *        |                   | n8n registers the run, answers 200, runs it; it saves nothing
  *        |<----------- 200 --|   webhook() changed (run() wraps the static data anew)
  *        |                   |
- *        |         save loop, firstSaveMs later (then every saveEveryMs while keys are pending):
+ *        |         save loop, once the burst pauses for firstSaveMs (then every saveEveryMs):
  *        |                   |-- save request (signed with the endpoint's secret) -->|
  *        |                   |   to the listener the delivery arrived on: webhook() again,
  *        |                   |   receiveSaveRequest() adds the keys and answers which were
@@ -131,27 +131,37 @@ export function queueSave(
 		});
 	const loop = memory.saveLoop;
 	// the newest request's context, listener and secret (a rotation may have happened meanwhile)
-	Object.assign(loop, from);
+	Object.assign(loop, from, { lastQueuedAt: acceptedAt });
 	if (loop.running) return;
 	loop.running = true;
 	void runSaveLoop(settings, memory).finally(() => (loop.running = false));
 }
 
 /**
- * firstSaveMs after a quiet moment, then every saveEveryMs while keys are pending: one save request
- * with all of them, when one is due: a key not saved yet, or (at most every confirmEveryMs) a saved
- * one old enough to be confirmed.
+ * After a quiet moment the first save request goes out once the burst that woke the loop pauses for
+ * firstSaveMs, at the latest saveEveryMs after its first key (a burst of deliveries shares one
+ * request); then one every saveEveryMs while keys are pending, when one is due: a key not saved yet,
+ * or (at most every confirmEveryMs) a saved one old enough to be confirmed.
  */
 async function runSaveLoop(settings: TriggerSettings, memory: EndpointMemory): Promise<void> {
-	for (let wait = settings.firstSaveMs; memory.pending.size > 0 && !memory.forgotten; ) {
-		await settings.clock.sleep(wait);
-		wait = settings.saveEveryMs;
-		const now = settings.clock.now();
-		const confirming = now - memory.saveLoop.lastSentAt >= settings.confirmEveryMs;
+	const { clock } = settings;
+	const loop = memory.saveLoop;
+	const startedAt = clock.now();
+	await clock.sleep(settings.firstSaveMs);
+	for (
+		let now = clock.now();
+		now - loop.lastQueuedAt < settings.firstSaveMs && now - startedAt < settings.saveEveryMs;
+		now = clock.now()
+	)
+		await clock.sleep(Math.min(settings.firstSaveMs, startedAt + settings.saveEveryMs - now));
+	while (memory.pending.size > 0 && !memory.forgotten) {
+		const now = clock.now();
+		const confirming = now - loop.lastSentAt >= settings.confirmEveryMs;
 		const due = [...memory.pending.values()].some(
 			(key) => !key.saved || (confirming && now - key.acceptedAt >= settings.confirmAfterMs),
 		);
-		if (due && !memory.forgotten) await saveOnce(settings, memory);
+		if (due) await saveOnce(settings, memory);
+		if (memory.pending.size > 0) await clock.sleep(settings.saveEveryMs);
 	}
 }
 

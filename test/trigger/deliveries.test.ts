@@ -238,16 +238,19 @@ describe('saving accepted ids (saveViaOwnWebhook.ts); the clock is injected', ()
 	};
 	let waits: number[] = [];
 	let now = Date.now();
-	/** The trigger's settings with a clock the test moves: each wait of the save loop ends at `tick()`. */
+	/** The trigger's settings with a clock the test moves: each wait of the save loop ends at `tick()`, its time passed. */
 	const steered = (settings: Partial<TriggerSettings> = {}): Partial<TriggerSettings> => ({
 		saveEveryMs: DEFAULT_SETTINGS.saveEveryMs,
 		firstSaveMs: DEFAULT_SETTINGS.firstSaveMs,
 		confirmAfterMs: 60_000,
 		clock: {
 			now: () => now,
+			// time passes while the loop sleeps: at least `ms` when it wakes
 			sleep: async (ms: number) => {
 				waits.push(ms);
+				const until = now + ms;
 				await new Promise<void>((resolve) => wake.push(resolve));
+				now = Math.max(now, until);
 			},
 		},
 		...settings,
@@ -342,11 +345,7 @@ describe('saving accepted ids (saveViaOwnWebhook.ts); the clock is injected', ()
 		// while nothing is due the loop only waits
 		// (the clock moves only while the loop sleeps)
 		const asleep = async () => await eventually(() => wake.length > 0);
-		for (let i = 0; i < 5; i++) {
-			await asleep();
-			now += 1_000;
-			await tick();
-		}
+		for (let i = 0; i < 5; i++) await tick();
 		await asleep();
 		expect(saveRequests(t, before)).toBe(1);
 		expect(pendingCount(t, t.webhookUrl)).toBe(1);
@@ -359,6 +358,30 @@ describe('saving accepted ids (saveViaOwnWebhook.ts); the clock is injected', ()
 		expect(new Set(waits.slice(1))).toEqual(new Set([DEFAULT_SETTINGS.saveEveryMs]));
 	});
 
+	test('a burst still arriving extends the first wait by firstSaveMs, up to saveEveryMs after its first id; one save request for all', async () => {
+		const { t } = await activeTrigger({}, steered());
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		const before = t.requests.length;
+		const started = now;
+		expect((await deliverSigned(t, [secret], orderEvent('evt_burst_a'))).status).toBe(200);
+		// one more of the burst during each wait (150 ms into it): the wait goes on
+		for (const id of ['evt_burst_b', 'evt_burst_c', 'evt_burst_d', 'evt_burst_e']) {
+			await eventually(() => wake.length > 0);
+			now += 150;
+			expect((await deliverSigned(t, [secret], orderEvent(id))).status).toBe(200);
+			await tick();
+		}
+		// saveEveryMs after the first id: no more waiting, though evt_burst_e came during the last wait
+		await eventually(() =>
+			['a', 'b', 'c', 'd', 'e'].every((x) =>
+				storedIn(t).has(deliveryKey(`evt_burst_${x}`), Date.now()),
+			),
+		);
+		expect(saveRequests(t, before)).toBe(1);
+		expect(waits.slice(0, 4)).toEqual([250, 250, 250, 250]);
+		expect(now - started).toBe(DEFAULT_SETTINGS.saveEveryMs);
+	});
+
 	test('when every pending id is saved, a request only to confirm goes out at most every confirmEveryMs', async () => {
 		const { t } = await activeTrigger({}, steered({ confirmAfterMs: 1, confirmEveryMs: 5_000 }));
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
@@ -367,16 +390,10 @@ describe('saving accepted ids (saveViaOwnWebhook.ts); the clock is injected', ()
 		await tick();
 		await eventually(() => storedIn(t).has(deliveryKey('evt_confirm'), Date.now()));
 		// due for confirmation at once (confirmAfterMs 1), yet nothing goes out within confirmEveryMs of the save
-		const asleep = async () => await eventually(() => wake.length > 0);
-		for (let i = 0; i < 4; i++) {
-			await asleep();
-			now += 1_000;
-			await tick();
-		}
-		await asleep();
+		for (let i = 0; i < 4; i++) await tick();
+		await eventually(() => wake.length > 0);
 		expect(saveRequests(t, before)).toBe(1);
 		expect(pendingCount(t, t.webhookUrl)).toBe(1);
-		now += 1_000;
 		await tick();
 		await eventually(() => pendingCount(t, t.webhookUrl) === 0);
 		expect(saveRequests(t, before)).toBe(2);
