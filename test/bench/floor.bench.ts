@@ -519,7 +519,7 @@ async function main() {
 		}
 		lines.push('');
 		lines.push(
-			`For T the counter is read ${SETTLE_TAIL_MS / 1000} s after its last execution ended, so it includes the trigger's own sync requests for those ` +
+			`For T the counter is read ${SETTLE_TAIL_MS / 1000} s after its last execution ended, so it includes the trigger's own save requests for those ` +
 				"deliveries (each a webhook request of n8n's, which takes an isolate under the defaults). Under the defaults one isolate of each delivery is its execution's.",
 		);
 		lines.push('');
