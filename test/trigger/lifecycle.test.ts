@@ -5,7 +5,8 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { TriggerBench, recordOf, settledRuns, restart } from './helpers';
+import { DedupStore, deliveryKey } from '../../nodes/MarketplaceTrigger/store';
+import { TriggerBench, pendingCount, recordOf, settledRuns, restart } from './helpers';
 import { forgetActivationTraffic } from './helpers';
 
 const bench = new TriggerBench();
@@ -235,6 +236,24 @@ test('test URL and production URL each get their own endpoint and record, and cl
 	expect(recordOf(t, t.webhookUrl)).toBeDefined();
 	await t.delete();
 	expect(await bench.endpointsOf(userId)).toEqual([]);
+});
+
+test('deactivation writes the keys this process has not saved yet into the static data it saves, and forgets the endpoint', async () => {
+	const { apiKey, brandId } = await bench.user();
+	// a save loop that never gets to send: every key stays pending until the deactivation
+	const t = await bench.trigger(apiKey, {}, { settings: { firstSaveMs: 3_600_000 } });
+	await t.activate();
+	await forgetActivationTraffic(t);
+	const { event } = await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+	const saved = () =>
+		DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
+	expect(saved().has(deliveryKey(String(event.id)), Date.now())).toBe(false);
+	expect(pendingCount(t, t.webhookUrl)).toBe(1);
+	expect(await t.delete()).toBe(true);
+	expect(saved().has(deliveryKey(String(event.id)), Date.now())).toBe(true);
+	expect(((t.staticData.orders ?? {}) as IDataObject)[t.webhookUrl]).toBeDefined();
+	expect(pendingCount(t, t.webhookUrl)).toBe(0);
 });
 
 test('a failing delete is reported, not swallowed, and keeps the record for the next try', async () => {
