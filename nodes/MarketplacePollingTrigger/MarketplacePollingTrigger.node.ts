@@ -10,6 +10,7 @@ import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 import { invalidParameter } from '../shared/invalidParameter';
 import { readRequestOptions, requestOptionsProperty } from '../shared/requestOptions';
 import { latestOrder } from '../shared/orders';
+import { markSample, SAMPLE_FIELD } from '../shared/sample';
 import { ORDER_STATUSES } from '../shared/routes';
 import { namesSubtitle, optionNames } from '../shared/subtitle';
 import { readAll } from '../shared/transport/pagination';
@@ -240,9 +241,11 @@ export class MarketplacePollingTrigger implements INodeType {
 			]);
 			// Marked as the webhook trigger marks its sample: the Marketplace node's writes do not write
 			// it in a run from the editor (Options > Write Sample Items), and a workflow can tell.
-			item.json.sample = true;
-			item.json.sampleSource = 'newest-order';
-			item.json.sampleNote = `A sample made from your newest ${settings.statuses.length ? 'matching ' : ''}order (${String(latest.id)}), shown whether or not it changed; it was not detected by a check. Production runs never carry "sample".`;
+			markSample(
+				item.json,
+				'newest-order',
+				`A sample made from your newest ${settings.statuses.length ? 'matching ' : ''}order (${String(latest.id)}), shown whether or not it changed; it was not detected by a check. Production runs never carry "${SAMPLE_FIELD}".`,
+			);
 			return [[item]];
 		}
 

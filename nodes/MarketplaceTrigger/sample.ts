@@ -16,6 +16,7 @@ import type {
 import { NodeOperationError } from 'n8n-workflow';
 
 import { latestOrder, type OrderRecord } from '../shared/orders';
+import { markSample, SAMPLE_FIELD } from '../shared/sample';
 import { transportClock } from '../shared/transport/clock';
 import { readAll } from '../shared/transport/pagination';
 import { isoSeconds } from '../shared/transport/queryEncoding';
@@ -26,9 +27,6 @@ import { WITHIN_ANSWER_LIMIT } from './answerLimit';
 /** How far back the newest order is looked for, widening until one is found (the list has no pages). */
 const ORDER_WINDOWS_DAYS = [1, 7, 30, 365];
 const DAY_MS = 86_400_000;
-
-/** The field a workflow checks: true only on a sample. */
-export const SAMPLE_FIELD = 'sample';
 
 interface SampleOptions {
 	fetchCurrentState?: boolean;
@@ -218,9 +216,7 @@ export async function buildSample(
 	const { sampleSource, sampleNote, ...eventFields } = fields;
 	const json: IDataObject = { id: event.id, type, ...eventFields };
 	if (options.includeHeaders === true) json.headers = ctx.getRequestObject().headers as IDataObject;
-	json[SAMPLE_FIELD] = true;
-	json.sampleSource = sampleSource;
-	json.sampleNote = sampleNote;
+	markSample(json, String(sampleSource), String(sampleNote));
 	return json;
 }
 

@@ -16,6 +16,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { isRecord } from '../../shared/isRecord';
+import { SAMPLE_FIELD } from '../../shared/sample';
 import { param } from './readers';
 
 /** The option of every write that lets sample items through. */
@@ -30,9 +31,6 @@ export const writeSampleItemsOption: INodeProperties = {
 
 /** Node types whose test event is a sample: the two triggers, as n8n names community nodes (`<package>.<name>`). */
 const SAMPLE_TRIGGER_TYPE = /(^|\.)marketplace(Polling)?Trigger$/;
-
-/** The field the triggers set on a sample item (nodes/MarketplaceTrigger/sample.ts SAMPLE_FIELD). */
-const SAMPLE_FIELD = 'sample';
 
 export interface SampleOrigin {
 	/** the trigger node's name */
