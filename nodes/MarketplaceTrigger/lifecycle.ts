@@ -211,8 +211,7 @@ export async function checkEndpointExists(
 	const matches = (await listEndpoints(ctx)).filter((e) => e.url === url);
 	if (matches.length === 0) {
 		// gone (deleted elsewhere, or never created): create() registers a new one
-		store.record = undefined;
-		store.recordChanged();
+		store.clearRecord();
 		store.writeBack(transportClock().now());
 		return false;
 	}
@@ -405,8 +404,7 @@ async function removeUnreached(
 			LIFECYCLE_TRANSPORT,
 		);
 		const store = storeOf(ctx, url);
-		store.record = undefined;
-		store.recordChanged();
+		store.clearRecord();
 		store.writeBack(transportClock().now());
 	} catch (error) {
 		ctx.logger.warn(
@@ -462,8 +460,7 @@ export async function deleteEndpoint(
 			`Webhook endpoint ${stored.endpointId} no longer exists at ${url}; nothing to delete`,
 		);
 	}
-	store.record = undefined;
-	store.recordChanged();
+	store.clearRecord();
 	writePending(store, process.forget(ctx.getWorkflow().id ?? '', url));
 	store.writeBack(transportClock().now());
 	return true;

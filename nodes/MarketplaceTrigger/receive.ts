@@ -97,11 +97,12 @@ interface Delivery {
 export function receiveWith(process: () => TriggerProcess) {
 	return async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		const url = servedUrl(this);
-		const { memory, end } = process().beginRequest(this.getWorkflow().id ?? '', url);
+		const trigger = process();
+		const { memory, end } = trigger.beginRequest(this.getWorkflow().id ?? '', url);
 		try {
 			const d: Delivery = {
 				ctx: this,
-				process: process(),
+				process: trigger,
 				request: this.getRequestObject() as RawRequest,
 				now: transportClock().now(),
 				memory,

@@ -233,6 +233,12 @@ export class EndpointStore {
 		this.changed.add('endpoints');
 	}
 
+	/** Removes the record (the endpoint is gone or deleted). */
+	clearRecord(): void {
+		this.record = undefined;
+		this.changed.add('endpoints');
+	}
+
 	setMissed(window: MissedWindow | undefined): void {
 		this.missed = window;
 		this.changed.add('missed');
