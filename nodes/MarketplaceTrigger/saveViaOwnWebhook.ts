@@ -138,10 +138,10 @@ export function queueSave(
 }
 
 /**
- * After a quiet moment the first save request goes out once the burst that woke the loop pauses for
- * firstSaveMs, at the latest saveEveryMs after its first key (a burst of deliveries shares one
- * request); then one every saveEveryMs while keys are pending, when one is due: a key not saved yet,
- * or (at most every confirmEveryMs) a saved one old enough to be confirmed.
+ * A save request goes out once the keys' burst pauses for firstSaveMs, at the latest saveEveryMs after
+ * its first key or the last request (a burst of deliveries shares one request, steady traffic gets one a
+ * second); the loop looks every firstSaveMs while keys are pending. A saved key old enough to be
+ * confirmed is confirmed by the next request, or by one of its own at most every confirmEveryMs.
  */
 async function runSaveLoop(settings: TriggerSettings, memory: EndpointMemory): Promise<void> {
 	const { clock } = settings;
@@ -156,12 +156,16 @@ async function runSaveLoop(settings: TriggerSettings, memory: EndpointMemory): P
 		await clock.sleep(Math.min(settings.firstSaveMs, startedAt + settings.saveEveryMs - now));
 	while (memory.pending.size > 0 && !memory.forgotten) {
 		const now = clock.now();
+		// new keys: once their burst paused for firstSaveMs, or a second after the last request while it goes on
+		const storing =
+			now - loop.lastQueuedAt >= settings.firstSaveMs ||
+			now - loop.lastSentAt >= settings.saveEveryMs;
 		const confirming = now - loop.lastSentAt >= settings.confirmEveryMs;
-		const due = [...memory.pending.values()].some(
-			(key) => !key.saved || (confirming && now - key.acceptedAt >= settings.confirmAfterMs),
+		const due = [...memory.pending.values()].some((key) =>
+			key.saved ? confirming && now - key.acceptedAt >= settings.confirmAfterMs : storing,
 		);
 		if (due) await saveOnce(settings, memory);
-		if (memory.pending.size > 0) await clock.sleep(settings.saveEveryMs);
+		if (memory.pending.size > 0) await clock.sleep(settings.firstSaveMs);
 	}
 }
 

@@ -353,9 +353,8 @@ describe('saving accepted ids (saveViaOwnWebhook.ts); the clock is injected', ()
 		await tick();
 		await eventually(() => pendingCount(t, t.webhookUrl) === 0);
 		expect(saveRequests(t, before)).toBe(2);
-		// firstSaveMs once, then saveEveryMs while keys are pending
-		expect(waits[0]).toBe(DEFAULT_SETTINGS.firstSaveMs);
-		expect(new Set(waits.slice(1))).toEqual(new Set([DEFAULT_SETTINGS.saveEveryMs]));
+		// the loop looks every firstSaveMs while keys are pending
+		expect(new Set(waits)).toEqual(new Set([DEFAULT_SETTINGS.firstSaveMs]));
 	});
 
 	test('a burst still arriving extends the first wait by firstSaveMs, up to saveEveryMs after its first id; one save request for all', async () => {
@@ -390,8 +389,12 @@ describe('saving accepted ids (saveViaOwnWebhook.ts); the clock is injected', ()
 		await tick();
 		await eventually(() => storedIn(t).has(deliveryKey('evt_confirm'), Date.now()));
 		// due for confirmation at once (confirmAfterMs 1), yet nothing goes out within confirmEveryMs of the save
-		for (let i = 0; i < 4; i++) await tick();
 		await eventually(() => wake.length > 0);
+		const savedAt = now;
+		while (now + DEFAULT_SETTINGS.firstSaveMs < savedAt + 5_000) {
+			await tick();
+			await eventually(() => wake.length > 0);
+		}
 		expect(saveRequests(t, before)).toBe(1);
 		expect(pendingCount(t, t.webhookUrl)).toBe(1);
 		await tick();
