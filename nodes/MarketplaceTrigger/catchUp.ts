@@ -14,6 +14,9 @@
  * - the previous catch-up stopped at MAX_CAUGHT_UP_PER_RUN.
  * - an order.created is sent again after the in-flight margin and the cursor has not passed it: in
  *   queue mode another process may be catching it up right now (below).
+ * The trigger's own catch-up requests (catchUpRequests.ts) move it too, without a delivery: after n8n
+ * starts or the workflow is activated, every QUIET_CHECK_MS while no delivery does, and a minute
+ * after a read that saw orders too recent for its window (`dueWindow`, `selfStarted`).
  * The window ends IN_FLIGHT_MS before the delivery's event (orders that recent may still have a
  * delivery under way), or before the attempt of an order sent again, or, after a re-enable, when the
  * endpoint worked again (nothing was under way).
@@ -45,6 +48,15 @@ export const IN_FLIGHT_MS = 15_000;
 /** In steady traffic the order list is read at most this often (the quota is 120 requests a minute per key). */
 export const CATCH_UP_INTERVAL_MS = 60_000;
 
+/** With no delivery catching up, the trigger's own catch-up requests read the order list this often. */
+export const QUIET_CHECK_MS = 5 * 60_000;
+
+/** The type of the trigger's own catch-up request (catchUpRequests.ts); the service's types never start with "n8n.". */
+export const CATCH_UP_REQUEST_TYPE = 'n8n.marketplace-trigger.catch-up';
+
+/** Catch-up requests are at least this far apart. */
+export const MIN_CHECK_GAP_MS = 5_000;
+
 /**
  * Orders one run brings at most: the list has no pages, so one read returns every order since the
  * cursor; a run of this many items stays small in n8n's memory, and the rest come with the next
@@ -63,11 +75,16 @@ export interface CatchUpWindow {
  * clock), or undefined when none is due. `resentAt` (the service's clock) is set for an order sent
  * again after the in-flight margin that the cursor has not passed: its window reaches that margin
  * before the attempt and is always due, so the delivery takes part in the claim across processes.
+ *
+ * A catch-up request (`selfStarted`, `eventAt` its arrival) finds a window due on its own terms, so
+ * that quiet times cost one read every QUIET_CHECK_MS: the first since this process started,
+ * QUIET_CHECK_MS since the cursor, or, a minute after this process's last read, orders that read saw
+ * after its window (`memory.marginKeys`) and that have not run since, or a backlog.
  */
 export function dueWindow(
 	store: EndpointStore,
 	memory: EndpointMemory,
-	at: { eventAt: number; resentAt?: number },
+	at: { eventAt: number; resentAt?: number; selfStarted?: boolean },
 	notice: MissedEventsNotice | undefined,
 ): CatchUpWindow | undefined {
 	const from = store.cursor;
@@ -79,6 +96,13 @@ export function dueWindow(
 		at.resentAt !== undefined ? at.resentAt - IN_FLIGHT_MS : -Infinity,
 	);
 	if (!(to > from)) return undefined;
+	if (at.selfStarted) {
+		const readAgain =
+			at.eventAt - memory.lastReadAt >= CATCH_UP_INTERVAL_MS &&
+			(memory.backlog || marginLeft(store, memory, at.eventAt));
+		const selfDue = !memory.caughtUpSinceStart || readAgain || to - from >= QUIET_CHECK_MS;
+		return selfDue ? { from, to } : undefined;
+	}
 	const due =
 		!memory.caughtUpSinceStart ||
 		memory.backlog ||
@@ -86,6 +110,32 @@ export function dueWindow(
 		at.resentAt !== undefined ||
 		to - from >= CATCH_UP_INTERVAL_MS;
 	return due ? { from, to } : undefined;
+}
+
+/** True when an order the last read saw after its window has not run since. */
+function marginLeft(store: EndpointStore, memory: EndpointMemory, nowMs: number): boolean {
+	return memory.marginKeys.some(
+		(key) => !store.ran('orders', key, nowMs) && !store.ran('seen', key, nowMs),
+	);
+}
+
+/**
+ * When the next catch-up request is worth sending, in ms from `nowMs` (the transport's clock): a
+ * minute after the last read while it left orders to look at again (or a backlog), else
+ * QUIET_CHECK_MS after the cursor (which any process's catch-up moves), at least `minMs` away.
+ */
+export function nextCheckInMs(
+	store: EndpointStore,
+	memory: EndpointMemory,
+	nowMs: number,
+	minMs: number,
+): number {
+	const quietAt = (store.cursor ?? nowMs) + IN_FLIGHT_MS + QUIET_CHECK_MS;
+	const again =
+		memory.backlog || marginLeft(store, memory, nowMs)
+			? memory.lastReadAt + CATCH_UP_INTERVAL_MS
+			: Infinity;
+	return Math.min(QUIET_CHECK_MS, Math.max(minMs, Math.min(quietAt, again) - nowMs));
 }
 
 export type CatchUpResult =
@@ -135,16 +185,20 @@ export async function catchUpOrders(
 		settings,
 	});
 	// the read let other requests of this process run: `ran` also answers from their pending keys
-	const missed = orders
+	const unrun = orders
 		.map((order) => ({ order, at: Date.parse(String(order.createdAt)), key: orderKey(order.id) }))
 		.filter(
 			({ at, key }) =>
 				at >= window.from &&
-				at < window.to &&
 				!store.ran('seen', key, nowMs) &&
 				!store.ran('orders', key, nowMs) &&
 				!memory.inFlight.has(key),
-		)
+		);
+	memory.lastReadAt = nowMs;
+	// orders too recent for this window: their delivery may be under way; a catch-up request looks again
+	memory.marginKeys = unrun.filter(({ at }) => !(at < window.to)).map(({ key }) => key);
+	const missed = unrun
+		.filter(({ at }) => at < window.to)
 		.sort((a, b) => a.at - b.at || Number(a.order.id) - Number(b.order.id));
 	let to = window.to;
 	memory.backlog = missed.length > MAX_CAUGHT_UP_PER_RUN;

@@ -16,6 +16,7 @@ import {
 	nodeApiError,
 	readFailure,
 } from '../shared/transport/transportErrors';
+import { startCatchUpRequests } from './catchUpRequests';
 import { startSampleDelivery } from './listening';
 import type { TriggerProcess } from './memory';
 import { checkReachability } from './reachability';
@@ -262,6 +263,7 @@ export async function checkEndpointExists(
 	startCatchUp(ctx, store, undefined);
 	store.writeBack(now);
 	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, process, endpoint.id, url);
+	startCatchUpRequests(ctx, process, url, record.secret);
 	return true;
 }
 
@@ -384,6 +386,7 @@ export async function createEndpoint(
 		async () => await removeUnreached(ctx, endpoint.id, url),
 	);
 	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, process, endpoint.id, url);
+	startCatchUpRequests(ctx, process, url, secret);
 	return true;
 }
 

@@ -6,7 +6,7 @@
  * lives on that instance; an endpoint's memory is forgotten when its workflow is deactivated, and all
  * of it when the process ends.
  */
-import type { IWebhookFunctions } from 'n8n-workflow';
+import type { IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
 import { transportClock } from '../shared/transport/clock';
 import type { VerifyFailure } from '../shared/webhookVerifier';
@@ -38,6 +38,12 @@ export interface TriggerSettings {
 	sample: { firstMs: number; retryMs: number; attempts: number };
 	/** a test delivery the service has not attempted yet is read again `pendingReads` times, `pendingWaitMs` apart */
 	probe: { pendingReads: number; pendingWaitMs: number };
+	/**
+	 * the trigger's own catch-up (catchUpRequests.ts): the first catch-up request `firstMs` after
+	 * activation or n8n's start (orders created up to the in-flight margin before it are in its
+	 * window); one that failed is sent again `retryMs` later. `firstMs` Infinity: none (tests)
+	 */
+	catchUpRequest: { firstMs: number; retryMs: number };
 }
 
 export const DEFAULT_SETTINGS: TriggerSettings = {
@@ -53,6 +59,7 @@ export const DEFAULT_SETTINGS: TriggerSettings = {
 	maxFailedSaves: 8,
 	sample: { firstMs: 500, retryMs: 1_000, attempts: 6 },
 	probe: { pendingReads: 5, pendingWaitMs: 1_000 },
+	catchUpRequest: { firstMs: 20_000, retryMs: 60_000 },
 };
 
 /** A key this process added and has not yet seen confirmed in the static data. */
@@ -77,13 +84,19 @@ export interface OwnListener {
 	tls: boolean;
 }
 
+/** How this process reaches its own webhook for one endpoint (saveViaOwnWebhook.ts): the newest of each part. */
+export interface OwnWebhook {
+	/** the newest request's or activation hook's context: the loops send with its `helpers.httpRequest` after it ended */
+	ctx?: IWebhookFunctions | IHookFunctions;
+	/** the listener a production request of this endpoint arrived on; else the webhook URL (an activation hook's guess) */
+	listener?: OwnListener;
+	/** the endpoint's signing secret, as the newest request or hook read it */
+	secret?: string;
+}
+
 /** The save loop of one endpoint (saveViaOwnWebhook.ts). */
 export interface SaveLoop {
 	running: boolean;
-	/** the newest request's context: the loop sends with its `helpers.httpRequest` after that request ended */
-	ctx?: IWebhookFunctions;
-	listener?: OwnListener;
-	secret?: string;
 	/** why the last save request failed, if it did; cleared by the next one that works */
 	lastError?: string;
 	/** keys given up on since an item last reported it */
@@ -129,7 +142,15 @@ export class EndpointMemory {
 		lastSentAt: -Infinity,
 		lastQueuedAt: -Infinity,
 	};
-	/** set when the workflow was deactivated: the save loop stops */
+	/** how the loops of this endpoint reach this process's webhook */
+	readonly own: OwnWebhook = {};
+	/** the loop of catch-up requests (catchUpRequests.ts); lastError: why its last request failed */
+	readonly catchUpLoop: { running: boolean; lastError?: string } = { running: false };
+	/** when this process last read the order list to catch up (the transport's clock) */
+	lastReadAt = -Infinity;
+	/** order keys that last read found after its window and not run: the next catch-up request reads again for them */
+	marginKeys: string[] = [];
+	/** set when the workflow was deactivated: the loops stop */
 	forgotten = false;
 
 	/** requests of this process under way, by the sequence number they began with (TriggerProcess.beginRequest) */
@@ -171,12 +192,18 @@ export class TriggerProcess {
 	 * now): the endpoint's memory, made on first use, and what notes the request's end.
 	 */
 	beginRequest(workflowId: string, url: string): { memory: EndpointMemory; end: () => void } {
-		const scope = `${workflowId}|${url}`;
-		let memory = this.endpoints.get(scope);
-		if (!memory) this.endpoints.set(scope, (memory = new EndpointMemory(url)));
+		const memory = this.memoryOf(workflowId, url);
 		const seq = ++memory.lastSeq;
 		memory.open.add(seq);
 		return { memory, end: () => memory.open.delete(seq) };
+	}
+
+	/** The memory of the endpoint at `url` of workflow `workflowId`, made on first use. */
+	memoryOf(workflowId: string, url: string): EndpointMemory {
+		const scope = `${workflowId}|${url}`;
+		let memory = this.endpoints.get(scope);
+		if (!memory) this.endpoints.set(scope, (memory = new EndpointMemory(url)));
+		return memory;
 	}
 
 	/** The memory of the endpoint at `url` of workflow `workflowId`, if there is one, taken out of the registry. */

@@ -4,7 +4,9 @@
  * 1. verify: the Standard Webhooks signature over the raw body bytes, with the record's secret(s);
  *    a failure is answered 401 and starts nothing (refusals.ts says what to check).
  * 2. what kind of message: a save request of the trigger's own (saveViaOwnWebhook.ts) is received
- *    and answered; webhook.test on a test URL gets a sample (sample.ts); types not subscribed get 2xx.
+ *    and answered; a catch-up request of its own (catchUpRequests.ts) catches up the window due
+ *    (`catchUpNow`, step 3b without an event); webhook.test on a test URL gets a sample (sample.ts);
+ *    types not subscribed get 2xx.
  * 3. the event (`acceptEvent`):
  *    a. duplicate? by its delivery key (and an order.created by its order key) against the store and
  *       this process's pending keys; concurrent copies in this process wait for the first. 2xx, no run.
@@ -35,7 +37,15 @@ import { apiRequest } from '../shared/transport/request';
 import { isTransient, readFailure } from '../shared/transport/transportErrors';
 import { verifyWebhook, type VerifyFailure } from '../shared/webhookVerifier';
 import { WITHIN_ANSWER_LIMIT } from './answerLimit';
-import { catchUpOrders, dueWindow, IN_FLIGHT_MS, type CatchUpWindow } from './catchUp';
+import {
+	CATCH_UP_REQUEST_TYPE,
+	catchUpOrders,
+	dueWindow,
+	IN_FLIGHT_MS,
+	MIN_CHECK_GAP_MS,
+	nextCheckInMs,
+	type CatchUpWindow,
+} from './catchUp';
 import type { EndpointMemory, TriggerProcess } from './memory';
 import { recoverSecret, refuse } from './refusals';
 import { answerWithSample } from './sample';
@@ -55,6 +65,7 @@ import {
 	ORDER_CREATED,
 	orderKey,
 	SECRET_OVERLAP_MS,
+	type MissedEventsNotice,
 } from './store';
 
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -108,6 +119,9 @@ export function receiveWith(process: () => TriggerProcess) {
 				memory,
 				store: EndpointStore.read(this.getWorkflowStaticData('node'), url, memory),
 			};
+			// where this process's loops reach its webhook (the activation check's test delivery comes here first)
+			if (this.getMode() === 'webhook')
+				memory.own.listener = ownListenerOf(d.request) ?? memory.own.listener;
 
 			// 1. verify
 			if (!Buffer.isBuffer(d.request.rawBody) && typeof d.request.readRawBody === 'function')
@@ -150,6 +164,7 @@ export function receiveWith(process: () => TriggerProcess) {
 			// 2. what kind of message
 			if (event.type === SAVE_REQUEST_TYPE)
 				return reply(d, 200, receiveSaveRequest(d.store, event.data as IDataObject));
+			if (event.type === CATCH_UP_REQUEST_TYPE) return await catchUpNow(d);
 			memory.lastVerifiedAt = d.now;
 			// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
 			// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
@@ -228,9 +243,7 @@ async function acceptEvent(
 		}
 		const catchUp =
 			production && options.catchUpMissedOrders !== false && subscribed.includes(ORDER_CREATED);
-		const notice = store.record?.missedEvents;
-		const noticeDue =
-			notice !== undefined && !memory.shownNotices.has(notice.reEnabledAt) ? notice : undefined;
+		const noticeDue = noticeDueOf(d);
 		const hold = (held: string[]) => (releaseCaughtUp = holdKeys(memory, held));
 		const eventAt = Date.parse(event.createdAt);
 		// an order sent again (its attempt came after the in-flight margin) that the cursor has not
@@ -257,22 +270,15 @@ async function acceptEvent(
 		}
 
 		// c. record: the keys this run makes known, saved by the save loop
-		const keys = keysOf(event, key, order && catchUp ? order : undefined, caught.items, now);
-		const listener = ownListenerOf(d.request);
-		const secret = store.record?.secret;
-		if (production && secret && listener)
-			queueSave(d.process.settings, memory, { ctx, listener, secret }, keys);
-		else for (const one of keys) store.add(one);
+		recordKeys(d, keysOf(event, key, order && catchUp ? order : undefined, caught.items, now));
 
 		// d. emit
 		const json = itemOf(d, event, state, options);
 		if (noticeDue) {
-			memory.shownNotices.add(noticeDue.reEnabledAt);
+			noticeShown(d, noticeDue);
 			// the process that claimed the catch-up shows the notice with its orders
 			if (caught.note.catchUp !== 'claimed-by-another-process')
 				json.notice = { ...noticeDue, ...caught.note } as unknown as IDataObject;
-			delete store.record!.missedEvents;
-			store.recordChanged();
 		}
 		const items: INodeExecutionData[] = [
 			...caught.items.map((item) => ({ json: { ...item, notice: json.notice } })),
@@ -285,6 +291,74 @@ async function acceptEvent(
 		releaseCaughtUp();
 		release();
 	}
+}
+
+/**
+ * Step 2, a catch-up request of the trigger's own (catchUpRequests.ts): the window due, if any, is
+ * caught up like a delivery's (step 3b) and its orders emitted; the answer says when the next
+ * request is worth sending, or that none is (`stop`).
+ */
+async function catchUpNow(d: Delivery): Promise<IWebhookResponseData> {
+	const { ctx, store, memory, now } = d;
+	const options = ctx.getNodeParameter('options', {}) as ReceiveOptions;
+	const subscribed = normaliseEventTypes(ctx.getNodeParameter('eventTypes', []));
+	if (
+		ctx.getMode() !== 'webhook' ||
+		options.catchUpMissedOrders === false ||
+		!subscribed.includes(ORDER_CREATED)
+	)
+		return acknowledge(d, 'catch-up-off', { stop: true });
+	// nothing says what came before: the cursor starts where this request's window would end
+	if (store.cursor === undefined)
+		store.setCursor((memory.cursor = Math.max(memory.cursor, now - IN_FLIGHT_MS)));
+	const noticeDue = noticeDueOf(d);
+	const window = dueWindow(store, memory, { eventAt: now, selfStarted: true }, noticeDue);
+	let releaseCaughtUp = () => {};
+	try {
+		const hold = (held: string[]) => (releaseCaughtUp = holdKeys(memory, held));
+		const caught = window ? await catchUpMissed(d, window, options, hold) : { items: [], note: {} };
+		if ('retryLater' in caught) return reply(d, 503, caught.retryLater);
+		const answer = {
+			received: true,
+			...caught.note,
+			nextCheckInMs: nextCheckInMs(store, memory, now, MIN_CHECK_GAP_MS),
+		};
+		if (caught.items.length === 0) return reply(d, 200, answer);
+		recordKeys(d, caughtUpKeys(caught.items, now));
+		// the notice goes with the orders it explains; with none, the next event shows it
+		const notice = noticeDue && { ...noticeDue, ...caught.note };
+		if (noticeDue) noticeShown(d, noticeDue);
+		const items = caught.items.map((item) => ({
+			json: notice ? { ...item, notice: notice as unknown as IDataObject } : item,
+		}));
+		return reply(d, 200, answer, [items]);
+	} finally {
+		releaseCaughtUp();
+	}
+}
+
+/** The missed-events notice still to show with this request's items, if this process has not shown it. */
+function noticeDueOf(d: Delivery): MissedEventsNotice | undefined {
+	const notice = d.store.record?.missedEvents;
+	return notice !== undefined && !d.memory.shownNotices.has(notice.reEnabledAt)
+		? notice
+		: undefined;
+}
+
+/** The notice is on this run's items: not shown again by this process, and gone from the record n8n saves. */
+function noticeShown(d: Delivery, notice: MissedEventsNotice): void {
+	d.memory.shownNotices.add(notice.reEnabledAt);
+	delete d.store.record!.missedEvents;
+	d.store.recordChanged();
+}
+
+/** Step 3c: the keys go to this process's pending keys and its save loop (production), else into the store. */
+function recordKeys(d: Delivery, keys: KeyToSave[]): void {
+	const listener = ownListenerOf(d.request);
+	const secret = d.store.record?.secret;
+	if (d.ctx.getMode() === 'webhook' && secret && listener)
+		queueSave(d.process.settings, d.memory, { ctx: d.ctx, listener, secret }, keys);
+	else for (const one of keys) d.store.add(one);
 }
 
 /** The keys a run of `event` makes known: its delivery, its order (with the catch-up on), the orders it caught up. */
@@ -301,11 +375,16 @@ function keysOf(
 	const createdAt = Date.parse(event.createdAt);
 	if (order && Number.isFinite(createdAt))
 		keys.push({ section: 'orders', key: order, untilMs: createdAt });
-	for (const item of caughtUp) {
-		const untilMs = caughtUpKeptUntil(Date.parse(String(item.createdAt)), nowMs);
-		keys.push({ section: 'seen', key: orderKey((item.data as IDataObject).orderId), untilMs });
-	}
-	return keys;
+	return [...keys, ...caughtUpKeys(caughtUp, nowMs)];
+}
+
+/** The keys of caught-up orders: kept in `seen` as long as the service may still deliver their event. */
+function caughtUpKeys(caughtUp: IDataObject[], nowMs: number): KeyToSave[] {
+	return caughtUp.map((item) => ({
+		section: 'seen',
+		key: orderKey((item.data as IDataObject).orderId),
+		untilMs: caughtUpKeptUntil(Date.parse(String(item.createdAt)), nowMs),
+	}));
 }
 
 /** What step 3b's catch-up brought: caught-up order items and what the notice says of them, or a 503 to answer. */

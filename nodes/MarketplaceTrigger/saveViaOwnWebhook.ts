@@ -131,7 +131,8 @@ export function queueSave(
 		});
 	const loop = memory.saveLoop;
 	// the newest request's context, listener and secret (a rotation may have happened meanwhile)
-	Object.assign(loop, from, { lastQueuedAt: acceptedAt });
+	Object.assign(memory.own, from);
+	loop.lastQueuedAt = acceptedAt;
 	if (loop.running) return;
 	loop.running = true;
 	void runSaveLoop(settings, memory).finally(() => (loop.running = false));
@@ -172,7 +173,7 @@ async function runSaveLoop(settings: TriggerSettings, memory: EndpointMemory): P
 /** One save request carrying every pending key; confirms, marks saved, or gives up on each. */
 async function saveOnce(settings: TriggerSettings, memory: EndpointMemory): Promise<void> {
 	const loop = memory.saveLoop;
-	const { ctx, listener, secret } = loop;
+	const { ctx, listener, secret } = memory.own;
 	if (!ctx || !listener || !secret) return;
 	const carried = [...memory.pending];
 	const keys: Record<KeySection, DedupStore> = { seen: new DedupStore(), orders: new DedupStore() };
@@ -266,7 +267,7 @@ export function storageWarning(memory: EndpointMemory): string | undefined {
 			: '';
 	loop.givenUp = 0;
 	return (
-		`${lost}The trigger saves the ids of accepted events by a signed request to this n8n process's own listener (${loop.listener?.url ?? 'unknown'})` +
+		`${lost}The trigger saves the ids of accepted events by a signed request to this n8n process's own listener (${memory.own.listener?.url ?? 'unknown'})` +
 		`${loop.lastError ? `, and the last one failed: ${loop.lastError}` : ''}. ` +
 		'If n8n has HTTP_PROXY/HTTPS_PROXY set, add 127.0.0.1 and localhost to NO_PROXY; if n8n blocks requests to loopback addresses, allow this one.'
 	);

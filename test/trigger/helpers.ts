@@ -27,6 +27,8 @@ export const HARNESS_SETTINGS: Partial<TriggerSettings> = {
 	confirmAfterMs: 0,
 	confirmEveryMs: 0,
 	sample: { firstMs: 0, retryMs: 0, attempts: 6 },
+	// the trigger's own catch-up requests only where a test asks for them (selfCatchUp.test.ts)
+	catchUpRequest: { firstMs: Infinity, retryMs: 60_000 },
 };
 
 /** The node instance of a harness: this "process"'s part of the trigger. */

@@ -1,0 +1,267 @@
+/**
+ * The trigger's own catch-up (catchUpRequests.ts): with Catch Up Missed Orders on, missed orders run
+ * without waiting for a delivery. The trigger in n8n-core's engine, the sandbox over real HTTP, and one
+ * clock for both: the trigger's (injected, and the transport's) reads the sandbox's virtual clock, and
+ * the sandbox signs its attempts at that time too (timestampSkewSeconds), so a test moves minutes and
+ * hours in steps and sees what the trigger does at each.
+ */
+import type { IDataObject } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
+
+import type { TriggerSettings } from '../../nodes/MarketplaceTrigger/memory';
+import { setTransportClock } from '../../nodes/shared/transport/clock';
+import { eventually, idsStored, restart, TriggerBench, type TriggerHarness } from './helpers';
+
+const bench = new TriggerBench();
+beforeAll(async () => await bench.start());
+afterAll(async () => await bench.close());
+
+/** How far the shared clock is ahead of real time (the sandbox's offset). */
+let offsetMs = 0;
+const now = () => Date.now() + offsetMs;
+const clock = {
+	now,
+	// a wait ends when the shared clock passed its end: in real time, or at once when a test moves the clock
+	sleep: async (ms: number) => {
+		const until = now() + ms;
+		while (now() < until) await sleep(Math.min(until - now(), 10));
+	},
+};
+const SETTINGS: Partial<TriggerSettings> = {
+	clock,
+	catchUpRequest: { firstMs: 20_000, retryMs: 60_000 },
+};
+
+beforeEach(() => setTransportClock({ ...clock, random: Math.random }));
+afterEach(async () => {
+	await bench.closeHarnesses();
+	setTransportClock();
+});
+
+/** Moves the shared clock by `ms`: the sandbox runs every attempt that became due, signed at its time. */
+async function advance(ms: number): Promise<void> {
+	offsetMs += ms;
+	await bench.control.settings({ timestampSkewSeconds: Math.round(offsetMs / 1000) });
+	await bench.control.advanceClockMs(ms);
+}
+
+/** Lets the trigger act on the time it now reads: until every request it received is answered. */
+async function settle(t: TriggerHarness): Promise<void> {
+	await sleep(60);
+	await eventually(() => t.requests.length === t.responses.length);
+	await sleep(20);
+}
+
+/** The order ids of the caught-up items of every run so far. */
+const caughtUp = (t: TriggerHarness) =>
+	t.runs
+		.flatMap((run) => run[0].map((item) => item.json))
+		.filter((json) => json.caughtUp === true)
+		.map((json) => (json.data as IDataObject).orderId as number);
+
+/** The order-list reads of `apiKey` since request log seq `since`. */
+const readsOf = async (apiKey: string, since: number) =>
+	(await bench.requestsOf(apiKey, since)).filter(
+		(r) => r.method === 'GET' && r.path === '/v1/orders',
+	);
+
+async function activeTrigger() {
+	const { userId, apiKey, brandId } = await bench.user();
+	const t = await bench.trigger(apiKey, {}, { settings: SETTINGS });
+	await t.activate();
+	const [endpoint] = await bench.endpointsOf(userId);
+	return { userId, apiKey, brandId, t, endpoint };
+}
+
+test('n8n down while orders arrive, then started with no further delivery: each missed order runs once within 45 s, from one read; the late retries and a restart with everything redelivered start nothing', async () => {
+	const { apiKey, brandId, t, endpoint } = await activeTrigger();
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+	await advance(25_000);
+	await settle(t);
+	await idsStored(t);
+	const runsBefore = t.runs.length;
+
+	// n8n stops: its memory is gone, the service's attempts are refused
+	restart(t);
+	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/n8n-is-down');
+	const missed: number[] = [];
+	for (let i = 0; i < 3; i++) {
+		missed.push((await bench.control.createOrder({ brandId })).order.id as number);
+		await advance(2_000);
+	}
+	// n8n starts: the activation hook runs ('init'), and nothing is delivered after it
+	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
+	const since = await bench.lastSeq();
+	await t.checkExists('init');
+	let ranAfterMs: number | undefined;
+	for (let elapsed = 0; elapsed <= 45_000 && ranAfterMs === undefined; elapsed += 5_000) {
+		await settle(t);
+		if (caughtUp(t).length > 0) ranAfterMs = elapsed;
+		else await advance(5_000);
+	}
+	expect(ranAfterMs).toBeDefined();
+	expect(ranAfterMs!).toBeLessThanOrEqual(45_000);
+	expect(t.runs.length).toBe(runsBefore + 1);
+	expect(caughtUp(t)).toEqual(missed);
+	expect((await readsOf(apiKey, since)).length).toBe(1);
+
+	// a restart between the catch-up and the late events; then the service's retries, and every delivery sent again
+	restart(t);
+	const answered = t.responses.length;
+	await advance(70_000);
+	await settle(t);
+	const ignored = () => t.responses.slice(answered).map((r) => (r.body as IDataObject)?.ignored);
+	expect(ignored()).toEqual(missed.map(() => 'order-caught-up'));
+	restart(t);
+	const all = await bench.control.deliveries(endpoint.id);
+	for (const delivery of all) await bench.control.redeliver(delivery.id);
+	await settle(t);
+	expect(t.runs.length).toBe(runsBefore + 1);
+	// each answered 2xx and started nothing (a retry's key is kept from that attempt on: a duplicate now)
+	expect(ignored().slice(missed.length)).toEqual(
+		all.map((d) => (d.event.type === 'webhook.test' ? 'test-event' : 'duplicate')),
+	);
+});
+
+/** Steps the shared clock by `stepMs` up to `totalMs`, calling `each` with the time passed after every step. */
+async function stepThrough(
+	t: TriggerHarness,
+	totalMs: number,
+	stepMs: number,
+	each: (elapsedMs: number) => Promise<void>,
+): Promise<void> {
+	for (let elapsed = stepMs; elapsed <= totalMs; elapsed += stepMs) {
+		await advance(stepMs);
+		await settle(t);
+		await each(elapsed);
+	}
+}
+
+test('every delivery dropped for ten minutes while orders are created: each runs once within six minutes, reads at least a minute apart; the late retries start nothing', async () => {
+	const { apiKey, brandId, t, endpoint } = await activeTrigger();
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+	const since = await bench.lastSeq();
+	// a proxy in front of n8n drops every delivery; n8n runs on
+	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/proxy-drops-it');
+	const created = new Map<number, number>();
+	const ranAt = new Map<number, number>();
+	const reads: number[] = [];
+	let seq = since;
+	await stepThrough(t, 16 * 60_000, 10_000, async (elapsed) => {
+		if (elapsed % 110_000 === 0 && elapsed <= 10 * 60_000)
+			created.set((await bench.control.createOrder({ brandId })).order.id as number, elapsed);
+		for (const id of caughtUp(t)) if (!ranAt.has(id)) ranAt.set(id, elapsed);
+		reads.push(...(await readsOf(apiKey, seq)).map(() => elapsed));
+		seq = await bench.lastSeq();
+	});
+	expect(created.size).toBe(5);
+	expect(caughtUp(t).sort()).toEqual([...created.keys()].sort());
+	for (const [id, at] of created) expect(ranAt.get(id)! - at).toBeLessThanOrEqual(6 * 60_000);
+	for (let i = 1; i < reads.length; i++)
+		expect(reads[i] - reads[i - 1]).toBeGreaterThanOrEqual(60_000);
+	// quiet again after the last order: one read every five minutes
+	expect(reads.filter((at) => at > 12 * 60_000).length).toBeLessThanOrEqual(1);
+
+	// the proxy is fixed: the service's retries of the dropped deliveries start nothing
+	const runs = t.runs.length;
+	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
+	const answered = t.responses.length;
+	await stepThrough(t, 40 * 60_000, 60_000, async () => {});
+	const retried = t.responses.slice(answered).map((r) => (r.body as IDataObject)?.ignored);
+	expect(retried.filter((reason) => reason === 'order-caught-up').length).toBe(created.size);
+	expect(t.runs.length).toBe(runs);
+});
+
+test('an hour of quiet: one order-list read after activation, then one every five minutes (12 in the hour: 20 s after it, then every 5 min), and no run', async () => {
+	const { apiKey, t } = await activeTrigger();
+	const since = await bench.lastSeq();
+	const requests = t.requests.length;
+	await stepThrough(t, 60 * 60_000, 30_000, async () => {});
+	expect((await readsOf(apiKey, since)).length).toBe(12);
+	expect(t.runs.length).toBe(0);
+	// the catch-up requests themselves: about one every five minutes, never more than one a 5 s
+	const sent = t.requests
+		.slice(requests)
+		.filter((r) => String(r.headers['webhook-id']).startsWith('catch_up_'));
+	expect(sent.length).toBeGreaterThanOrEqual(12);
+	expect(sent.length).toBeLessThanOrEqual(20);
+});
+
+test('orders created in the in-flight margin before a check, whose deliveries never come, run with the next check a minute later', async () => {
+	const { apiKey, brandId, t, endpoint } = await activeTrigger();
+	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/proxy-drops-it');
+	// the first check comes 20 s after activation; its window ends 15 s before it
+	await advance(10_000);
+	const late = (await bench.control.createOrder({ brandId })).order.id as number;
+	const since = await bench.lastSeq();
+	await advance(10_000);
+	await settle(t);
+	expect((await readsOf(apiKey, since)).length).toBe(1);
+	expect(caughtUp(t)).toEqual([]);
+	let ranAfter: number | undefined;
+	await stepThrough(t, 120_000, 5_000, async (elapsed) => {
+		if (ranAfter === undefined && caughtUp(t).includes(late)) ranAfter = elapsed;
+	});
+	expect(ranAfter).toBeGreaterThanOrEqual(60_000);
+	expect(ranAfter).toBeLessThanOrEqual(65_000);
+	expect(caughtUp(t)).toEqual([late]);
+});
+
+test('none with Catch Up Missed Orders off, none without Order Created, none on the test URL; deactivation ends them', async () => {
+	const off = await bench.user();
+	const withoutOption = await bench.trigger(
+		off.apiKey,
+		{ options: { catchUpMissedOrders: false } },
+		{ settings: SETTINGS },
+	);
+	await withoutOption.activate();
+	const other = await bench.user();
+	const noOrders = await bench.trigger(
+		other.apiKey,
+		{ eventTypes: ['order.cancelled'] },
+		{ settings: SETTINGS },
+	);
+	await noOrders.activate();
+	const test = await bench.user();
+	const listening = await bench.trigger(test.apiKey, {}, { settings: SETTINGS });
+	await listening.activate('manual');
+	const active = await activeTrigger();
+	const since = await bench.lastSeq();
+	await advance(25_000);
+	await settle(active.t);
+	expect((await readsOf(active.apiKey, since)).length).toBe(1);
+	await active.t.delete();
+	const sinceDelete = await bench.lastSeq();
+	await stepThrough(active.t, 20 * 60_000, 60_000, async () => {});
+	for (const apiKey of [off.apiKey, other.apiKey, test.apiKey, active.apiKey])
+		expect(await readsOf(apiKey, apiKey === active.apiKey ? sinceDelete : since)).toEqual([]);
+	for (const t of [withoutOption, noOrders, listening, active.t])
+		expect(
+			t.requests.filter((r) => String(r.headers['webhook-id']).startsWith('catch_up_')),
+		).toHaveLength(t === active.t ? 1 : 0);
+});
+
+test('steady traffic (an order every 20 s for ten minutes): deliveries catch up, the catch-up requests find nothing due, at most one read a minute', async () => {
+	const { apiKey, brandId, t } = await activeTrigger();
+	const since = await bench.lastSeq();
+	const reads: number[] = [];
+	let seq = since;
+	let orders = 0;
+	await stepThrough(t, 10 * 60_000, 10_000, async (elapsed) => {
+		if (elapsed % 20_000 === 0) {
+			await bench.control.createOrder({ brandId });
+			orders++;
+			await settle(t);
+		}
+		reads.push(...(await readsOf(apiKey, seq)).map(() => elapsed));
+		seq = await bench.lastSeq();
+	});
+	await settle(t);
+	expect(t.runs.length).toBe(orders);
+	expect(caughtUp(t)).toEqual([]);
+	for (let i = 1; i < reads.length; i++)
+		expect(reads[i] - reads[i - 1]).toBeGreaterThanOrEqual(60_000);
+	expect(reads.length).toBeLessThanOrEqual(11);
+});
