@@ -1,8 +1,9 @@
 /**
  * The trigger's own catch-up: missed orders run without waiting for a delivery. A delivery catches
  * up only when one arrives, and after n8n starts, or while a proxy drops every delivery, none may
- * come. So from the activation hook on (n8n runs it at activation and at every start), this process
- * sends catch-up requests, signed like save requests, to its own webhook; webhook() catches up the
+ * come. So from the activation hook on (n8n runs it at activation; at every start n8n 1.x and 2.0
+ * do, and 2.x with N8N_USE_WORKFLOW_PUBLICATION_SERVICE=false; otherwise the first delivery after a
+ * start stands in for it), this process sends catch-up requests, signed like save requests, to its own webhook; webhook() catches up the
  * window that is due and emits the missed orders as a run (receive.ts `catchUpNow`). A run starts
  * only from a request to the webhook, as for a delivery, so the static data is saved the same way.
  *
@@ -40,17 +41,26 @@ export function startCatchUpRequests(
 	secret: string | undefined,
 ): void {
 	if (ctx.getMode() === 'manual' || !secret) return;
-	if (!Number.isFinite(process.settings.catchUpRequest.firstMs)) return;
 	const options = ctx.getNodeParameter('options', {}) as { catchUpMissedOrders?: boolean };
 	if (options.catchUpMissedOrders === false) return;
 	if (!normaliseEventTypes(ctx.getNodeParameter('eventTypes', [])).includes(ORDER_CREATED)) return;
 	const memory = process.memoryOf(ctx.getWorkflow().id ?? '', url);
 	Object.assign(memory.own, { ctx, secret });
 	memory.own.listener ??= { url, tls: false };
+	ensureCatchUpRequests(process.settings, memory);
+}
+
+/**
+ * Starts the endpoint's loop of catch-up requests in this process unless it runs: from the
+ * activation hook, and from a production delivery with the catch-up on (n8n 2.x with its publication
+ * service runs no hook when it starts, so after a restart the first delivery starts it).
+ */
+export function ensureCatchUpRequests(settings: TriggerSettings, memory: EndpointMemory): void {
 	const loop = memory.catchUpLoop;
-	if (loop.running) return;
+	if (loop.running || memory.forgotten || !Number.isFinite(settings.catchUpRequest.firstMs))
+		return;
 	loop.running = true;
-	void runCatchUpRequests(process.settings, memory).finally(() => (loop.running = false));
+	void runCatchUpRequests(settings, memory).finally(() => (loop.running = false));
 }
 
 /** Sends a catch-up request when the previous answer said the next one is worth it, until forgotten. */

@@ -46,6 +46,7 @@ import {
 	nextCheckInMs,
 	type CatchUpWindow,
 } from './catchUp';
+import { ensureCatchUpRequests } from './catchUpRequests';
 import type { EndpointMemory, TriggerProcess } from './memory';
 import { recoverSecret, refuse } from './refusals';
 import { answerWithSample } from './sample';
@@ -271,6 +272,7 @@ async function acceptEvent(
 
 		// c. record: the keys this run makes known, saved by the save loop
 		recordKeys(d, keysOf(event, key, order && catchUp ? order : undefined, caught.items, now));
+		if (catchUp && memory.own.secret) ensureCatchUpRequests(d.process.settings, memory);
 
 		// d. emit
 		const json = itemOf(d, event, state, options);

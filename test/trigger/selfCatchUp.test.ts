@@ -265,3 +265,26 @@ test('steady traffic (an order every 20 s for ten minutes): deliveries catch up,
 		expect(reads[i] - reads[i - 1]).toBeGreaterThanOrEqual(60_000);
 	expect(reads.length).toBeLessThanOrEqual(11);
 });
+
+test('after a restart that runs no activation hook (n8n 2.x with its publication service), the first delivery starts the catch-up requests', async () => {
+	const { brandId, t, endpoint } = await activeTrigger();
+	await advance(25_000);
+	await settle(t);
+	restart(t);
+	const drop = async () =>
+		await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/proxy-drops-it');
+	await drop();
+	const dropped: number[] = [];
+	for (let i = 0; i < 2; i++) {
+		dropped.push((await bench.control.createOrder({ brandId })).order.id as number);
+		await advance(2_000);
+	}
+	// one delivery gets through; its own catch-up leaves the two (inside its in-flight margin)
+	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+	expect(caughtUp(t)).toEqual([]);
+	await drop();
+	await stepThrough(t, 70_000, 5_000, async () => {});
+	expect(caughtUp(t)).toEqual(dropped);
+});
