@@ -57,8 +57,7 @@ export function startCatchUpRequests(
  */
 export function ensureCatchUpRequests(settings: TriggerSettings, memory: EndpointMemory): void {
 	const loop = memory.catchUpLoop;
-	if (loop.running || memory.forgotten || !Number.isFinite(settings.catchUpRequest.firstMs))
-		return;
+	if (loop.running || memory.forgotten || !Number.isFinite(settings.catchUpRequest.firstMs)) return;
 	loop.running = true;
 	void runCatchUpRequests(settings, memory).finally(() => (loop.running = false));
 }
