@@ -3,7 +3,7 @@
  * up only when one arrives, and after n8n starts, or while a proxy drops every delivery, none may
  * come. So from the activation hook on (n8n runs it at activation; at every start n8n 1.x and 2.0
  * do, and 2.x with N8N_USE_WORKFLOW_PUBLICATION_SERVICE=false; otherwise the first delivery after a
- * start stands in for it), this process sends catch-up requests, signed like save requests, to its own webhook; webhook() catches up the
+ * start stands in for it), each process the service reaches sends catch-up requests, signed like save requests, to its own webhook; webhook() catches up the
  * window that is due and emits the missed orders as a run (receive.ts `catchUpNow`). A run starts
  * only from a request to the webhook, as for a delivery, so the static data is saved the same way.
  *
@@ -31,8 +31,8 @@ const FORGOTTEN_CHECK_MS = 1_000;
 
 /**
  * After the activation hook at `url` succeeded with `secret`: makes sure this process sends catch-up
- * requests for the endpoint, first to the listener the activation check's test delivery arrived on
- * (this process's own), else to the webhook URL itself (queue mode: a webhook processor got it).
+ * requests for the endpoint when the activation check's test delivery arrived in this process (its
+ * listener is known). In queue mode it arrives at a webhook processor, which starts its own loop.
  */
 export function startCatchUpRequests(
 	ctx: IHookFunctions,
@@ -45,15 +45,17 @@ export function startCatchUpRequests(
 	if (options.catchUpMissedOrders === false) return;
 	if (!normaliseEventTypes(ctx.getNodeParameter('eventTypes', [])).includes(ORDER_CREATED)) return;
 	const memory = process.memoryOf(ctx.getWorkflow().id ?? '', url);
+	// never the public URL: behind a proxy or NAT n8n often cannot reach it (the process the check reached starts its own)
+	if (!memory.own.listener) return;
 	Object.assign(memory.own, { ctx, secret });
-	memory.own.listener ??= { url, tls: false };
 	ensureCatchUpRequests(process.settings, memory);
 }
 
 /**
  * Starts the endpoint's loop of catch-up requests in this process unless it runs: from the
- * activation hook, and from a production delivery with the catch-up on (n8n 2.x with its publication
- * service runs no hook when it starts, so after a restart the first delivery starts it).
+ * activation hook, and from a verified production request of the service with the catch-up on (the
+ * activation check's test delivery at a webhook processor; after a start of n8n 2.x with its
+ * publication service, which runs no hook then, the first delivery).
  */
 export function ensureCatchUpRequests(settings: TriggerSettings, memory: EndpointMemory): void {
 	const loop = memory.catchUpLoop;

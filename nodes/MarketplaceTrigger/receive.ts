@@ -178,6 +178,17 @@ export function receiveWith(process: () => TriggerProcess) {
 					: false;
 			const options = this.getNodeParameter('options', {}) as ReceiveOptions;
 			const subscribed: string[] = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
+			// every process the service reaches sends catch-up requests to its own listener
+			const secret = d.store.record?.secret;
+			if (
+				this.getMode() === 'webhook' &&
+				secret &&
+				options.catchUpMissedOrders !== false &&
+				subscribed.includes(ORDER_CREATED)
+			) {
+				Object.assign(memory.own, { ctx: this, secret });
+				ensureCatchUpRequests(d.process.settings, memory);
+			}
 			if (event.type === TEST_EVENT_TYPE) {
 				const sample = await answerWithSample(this, event, subscribed, options);
 				if (sample) return sample;
@@ -272,7 +283,6 @@ async function acceptEvent(
 
 		// c. record: the keys this run makes known, saved by the save loop
 		recordKeys(d, keysOf(event, key, order && catchUp ? order : undefined, caught.items, now));
-		if (catchUp && memory.own.secret) ensureCatchUpRequests(d.process.settings, memory);
 
 		// d. emit
 		const json = itemOf(d, event, state, options);
