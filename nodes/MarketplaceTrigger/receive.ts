@@ -320,6 +320,7 @@ async function catchUpNow(d: Delivery): Promise<IWebhookResponseData> {
 		!subscribed.includes(ORDER_CREATED)
 	)
 		return acknowledge(d, 'catch-up-off', { stop: true });
+	const cursorBefore = store.cursor;
 	// nothing says what came before: the cursor starts where this request's window would end
 	if (store.cursor === undefined)
 		store.setCursor((memory.cursor = Math.max(memory.cursor, now - IN_FLIGHT_MS)));
@@ -335,7 +336,13 @@ async function catchUpNow(d: Delivery): Promise<IWebhookResponseData> {
 			...caught.note,
 			nextCheckInMs: nextCheckInMs(store, memory, now, MIN_CHECK_GAP_MS),
 		};
-		if (caught.items.length === 0) return reply(d, 200, answer);
+		if (caught.items.length === 0) {
+			if (store.cursor !== cursorBefore) return reply(d, 200, answer);
+			// nothing to save: n8n would write back this request's copy of the static data, which a save
+			// request of another process (queue mode) may have made stale meanwhile
+			ctx.getResponseObject().status(200).json(answer);
+			return { noWebhookResponse: true };
+		}
 		recordKeys(d, caughtUpKeys(caught.items, now));
 		// the notice goes with the orders it explains; with none, the next event shows it
 		const notice = noticeDue && { ...noticeDue, ...caught.note };
