@@ -29,7 +29,12 @@
  * duplicates, no new execution.
  *
  * Run: .ci/with-node24 npm run build && \
- *      .ci/with-node24 node -r ts-node/register/transpile-only test/bench/floor.bench.ts [--per-level 120] [--slice 40] [--levels 1,4] [--settings default,lazy] [--targets w,f,t] [--isolate-deliveries 40] [--max-load 2.5] [--cpu-prof DIR] [--no-guarantees] [--out file.md]
+ *      .ci/with-node24 node -r ts-node/register/transpile-only test/bench/floor.bench.ts [--per-level 120] [--slice 40] [--levels 1,4] [--settings default,lazy] [--targets w,f,t] [--isolate-deliveries 40] [--max-load 2.5] [--cpu-prof DIR] [--no-guarantees] [--floor-credential] [--out file.md]
+ *
+ * --floor-credential: F's node carries the same Marketplace credential as T's. n8n 2.41.1 checks the
+ * access to every credential a workflow's nodes carry before each execution (WorkflowRunner.run ->
+ * CredentialsPermissionChecker.check, a database query; none for a workflow without one), so this F is
+ * the cheapest trigger that can call the service, as T must.
  *
  * BENCH_PACKAGE_ROOT=<checkout>: n8n loads that checkout's dist/ (a commit built on its own) instead
  * of this work tree's. --cpu-prof DIR: n8n runs with `--cpu-prof` and writes its CPU profiles under
@@ -140,6 +145,7 @@ async function measureSetting(
 		maxLoad: number;
 		cpuProf?: string;
 		guarantees: boolean;
+		floorCredential: boolean;
 	},
 ): Promise<SettingResult> {
 	const quiet = await waitForQuietMachine(opts.maxLoad);
@@ -163,7 +169,11 @@ async function measureSetting(
 		const tag = name.replace(/[^a-z0-9]/gi, '').slice(0, 6);
 		const wfs: Record<Target, { id: string; nodes: unknown[] }> = {
 			w: webhookNodeWorkflow(`floorW${tag}`.padEnd(16, '0'), `bench-${randomUUID()}`),
-			f: floorWorkflow(`floorF${tag}`.padEnd(16, '0'), randomUUID()),
+			f: floorWorkflow(
+				`floorF${tag}`.padEnd(16, '0'),
+				randomUUID(),
+				opts.floorCredential ? bench.credentialId : undefined,
+			),
 			t: triggerWorkflow(`floorT${tag}`.padEnd(16, '0'), randomUUID(), bench.credentialId),
 		};
 		for (const v of opts.targets) await n8n.createWorkflow(wfs[v]);
@@ -373,6 +383,7 @@ async function main() {
 	const maxLoad = Number(arg('max-load', '2.5'));
 	const cpuProf = process.argv.includes('--cpu-prof') ? arg('cpu-prof', '') : undefined;
 	const guarantees = !flag('no-guarantees');
+	const floorCredential = flag('floor-credential');
 	const out = resolve(arg('out', RESULTS));
 	for (const s of settingNames)
 		if (!SETTINGS[s])
@@ -393,6 +404,7 @@ async function main() {
 				maxLoad,
 				cpuProf,
 				guarantees,
+				floorCredential,
 			}),
 		);
 	}
@@ -401,7 +413,7 @@ async function main() {
 	const lines: string[] = [];
 	const args =
 		`--per-level ${perLevel} --slice ${sliceSize} --levels ${levels.join(',')} --settings ${settingNames.join(',')} --targets ${targets.join(',')} ` +
-		`--isolate-deliveries ${isolateDeliveries} --max-load ${maxLoad}${cpuProf !== undefined ? ` --cpu-prof ${cpuProf}` : ''}${guarantees ? '' : ' --no-guarantees'}` +
+		`--isolate-deliveries ${isolateDeliveries} --max-load ${maxLoad}${cpuProf !== undefined ? ` --cpu-prof ${cpuProf}` : ''}${guarantees ? '' : ' --no-guarantees'}${floorCredential ? ' --floor-credential' : ''}` +
 		`${out === RESULTS ? '' : ` --out ${relative(repoRoot, out)}`}`;
 	lines.push(
 		"# Marketplace Trigger v2 against the floor (the cheapest community trigger) and n8n's Webhook node, real n8n 2.41.1",
@@ -419,7 +431,7 @@ async function main() {
 		'whose webhook() only returns the body as its item (no verification, no state, no registration; a second package the script',
 	);
 	lines.push(
-		'writes and links next to ours); T = Marketplace Trigger typeVersion 2 (order.created). Each -> No Operation. Every delivery is',
+		`writes and links next to ours${floorCredential ? "; its node carries T's Marketplace credential, so n8n checks that credential's access before each of its executions as it does for T's" : ''}); T = Marketplace Trigger typeVersion 2 (order.created). Each -> No Operation. Every delivery is`,
 	);
 	lines.push(
 		"signed with T's endpoint secret (Standard Webhooks headers, distinct webhook-id); W and F check nothing. Per concurrency level,",

@@ -514,6 +514,8 @@ class BenchFloorTrigger {
 			inputs: [],
 			outputs: ['main'],
 			webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' }],
+			// only used when its workflow sets one (floorWorkflow with a credential id)
+			credentials: [{ name: 'marketplaceApi', required: false }],
 			properties: [],
 		};
 	}
@@ -527,8 +529,12 @@ module.exports = { BenchFloorTrigger };
 	return dir;
 }
 
-/** The floor trigger (typeVersion 2) followed by the same No Operation node as the other workflows. */
-export function floorWorkflow(id: string, webhookId: string) {
+/**
+ * The floor trigger (typeVersion 2) followed by the same No Operation node as the other workflows;
+ * with `credentialId`, its node carries that Marketplace credential, as any trigger that calls the
+ * service must (n8n then checks the credential's access before every execution).
+ */
+export function floorWorkflow(id: string, webhookId: string, credentialId?: string) {
 	return {
 		id,
 		name: `bench: floor trigger ${id}`,
@@ -540,6 +546,13 @@ export function floorWorkflow(id: string, webhookId: string) {
 				typeVersion: 2,
 				position: [0, 0],
 				webhookId,
+				...(credentialId
+					? {
+							credentials: {
+								marketplaceApi: { id: credentialId, name: 'Marketplace sandbox (bench)' },
+							},
+						}
+					: {}),
 				parameters: {},
 			},
 			{
