@@ -319,7 +319,7 @@ async function catchUpNow(d: Delivery): Promise<IWebhookResponseData> {
 		options.catchUpMissedOrders === false ||
 		!subscribed.includes(ORDER_CREATED)
 	)
-		return acknowledge(d, 'catch-up-off', { stop: true });
+		return answerWithoutSaving(d, { received: true, ignored: 'catch-up-off', stop: true });
 	const cursorBefore = store.cursor;
 	// nothing says what came before: the cursor starts where this request's window would end
 	if (store.cursor === undefined)
@@ -336,13 +336,8 @@ async function catchUpNow(d: Delivery): Promise<IWebhookResponseData> {
 			...caught.note,
 			nextCheckInMs: nextCheckInMs(store, memory, now, MIN_CHECK_GAP_MS),
 		};
-		if (caught.items.length === 0) {
-			if (store.cursor !== cursorBefore) return reply(d, 200, answer);
-			// nothing to save: n8n would write back this request's copy of the static data, which a save
-			// request of another process (queue mode) may have made stale meanwhile
-			ctx.getResponseObject().status(200).json(answer);
-			return { noWebhookResponse: true };
-		}
+		if (caught.items.length === 0)
+			return store.cursor !== cursorBefore ? reply(d, 200, answer) : answerWithoutSaving(d, answer);
 		recordKeys(d, caughtUpKeys(caught.items, now));
 		// the notice goes with the orders it explains; with none, the next event shows it
 		const notice = noticeDue && { ...noticeDue, ...caught.note };
@@ -479,6 +474,15 @@ function reply(
 	d.store.writeBack(d.now);
 	d.ctx.getResponseObject().status(status).json(body);
 	return workflowData ? { noWebhookResponse: true, workflowData } : { noWebhookResponse: true };
+}
+
+/**
+ * 200 for a catch-up request that changed nothing: n8n saves nothing, since this request's copy of the
+ * static data may be older than what a save request of another process (queue mode) wrote meanwhile.
+ */
+function answerWithoutSaving(d: Delivery, body: IDataObject): IWebhookResponseData {
+	d.ctx.getResponseObject().status(200).json(body);
+	return { noWebhookResponse: true };
 }
 
 /** 2xx for a delivery that starts nothing. */
