@@ -14,9 +14,6 @@
  *
  *   .ci/with-node24 npm run build && .ci/with-node24 npx jest -c test/e2e/jest.config.js test/e2e/catchUp.test.ts
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-
 import { allExecutions, bootBench, triggerWorkflow } from '../bench/n8nBench';
 import type { SandboxHandle } from '../sandbox';
 import {
@@ -26,11 +23,11 @@ import {
 	sleep,
 	waitFor,
 	type MissedOrder,
+	stopKeepingLog,
 } from './kit';
 import type { N8nHandle, PublicApi } from './n8n';
 import type { Json } from '../json';
 
-const repoRoot = resolve(__dirname, '..', '..');
 const DAY_S = 24 * 3600;
 const BRAND = 2;
 /** The trigger's in-flight margin (catchUp.ts IN_FLIGHT_MS): a catch-up window ends this long before the event that brings it. */
@@ -78,14 +75,7 @@ async function boot(
 	await n8n.waitForActivation(id);
 }
 
-async function shutDown(log: string): Promise<void> {
-	if (n8n) {
-		mkdirSync(join(repoRoot, 'tmp'), { recursive: true });
-		writeFileSync(join(repoRoot, 'tmp', log), n8n.logs());
-	}
-	await n8n?.stop();
-	await sandbox?.close();
-}
+const shutDown = async (log: string) => await stopKeepingLog(n8n, sandbox, log);
 
 /** One new order's event; resolves with the execution that carries it and its items. */
 async function nextEvent(): Promise<{

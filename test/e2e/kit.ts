@@ -1,7 +1,10 @@
 /**
  * Small helpers of the end-to-end suite: waiting, reading executions, timing steps.
  */
-import type { ExecutionSummary, PublicApi } from './n8n';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+import type { ExecutionSummary, N8nHandle, PublicApi } from './n8n';
 import type { Json } from '../json';
 import type { SandboxHandle } from '../sandbox';
 
@@ -115,4 +118,19 @@ export async function pastInFlightMargin(
 ): Promise<void> {
 	const dueAt = Date.parse(missed[missed.length - 1].createdAt) + 16_000;
 	await sleep(Math.max(0, dueAt - Date.parse((await sandbox.control.clock()).now)));
+}
+
+/** Writes n8n's log to tmp/`log` in the checkout, then stops n8n and the sandbox (either may be missing when a boot failed). */
+export async function stopKeepingLog(
+	n8n: N8nHandle | undefined,
+	sandbox: SandboxHandle | undefined,
+	log: string,
+): Promise<void> {
+	if (n8n) {
+		const tmp = join(resolve(__dirname, '..', '..'), 'tmp');
+		mkdirSync(tmp, { recursive: true });
+		writeFileSync(join(tmp, log), n8n.logs());
+	}
+	await n8n?.stop();
+	await sandbox?.close();
 }

@@ -12,16 +12,19 @@
  *
  *   .ci/with-node24 npm run build && .ci/with-node24 npx jest -c test/e2e/jest.config.js test/e2e/selfCatchUp.test.ts
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-
 import { allExecutions, bootBench, triggerWorkflow } from '../bench/n8nBench';
 import type { Json } from '../json';
 import type { SandboxHandle } from '../sandbox';
-import { nodeOutput, ordersWhileDown, sleep, waitFor, type MissedOrder } from './kit';
+import {
+	nodeOutput,
+	ordersWhileDown,
+	sleep,
+	stopKeepingLog,
+	waitFor,
+	type MissedOrder,
+} from './kit';
 import type { N8nHandle, PublicApi } from './n8n';
 
-const repoRoot = resolve(__dirname, '..', '..');
 const BRAND = 3;
 
 let sandbox: SandboxHandle;
@@ -46,6 +49,19 @@ const caughtUpRuns = async () =>
 			.map((i) => ({ orderId: i.data.orderId, at: Date.parse(String(e.stoppedAt)) })),
 	);
 
+/** Waits until every order of `ids` ran caught up; returns every caught-up run. */
+async function caughtUpAll(ids: number[], timeoutMs: number, everyMs: number) {
+	return await waitFor(
+		`orders ${ids.join(', ')} caught up`,
+		async () => {
+			const caught = await caughtUpRuns();
+			return ids.every((id) => caught.some((c) => c.orderId === id)) ? caught : undefined;
+		},
+		timeoutMs,
+		everyMs,
+	);
+}
+
 async function boot(id: string, webhookId: string, env: Record<string, string>): Promise<void> {
 	let credentialId: string;
 	({ sandbox, n8n, api, credentialId } = await bootBench({ readyTimeoutMs: 300_000, env }));
@@ -58,14 +74,7 @@ async function boot(id: string, webhookId: string, env: Record<string, string>):
 	await n8n.waitForActivation(id);
 }
 
-async function shutDown(log: string): Promise<void> {
-	if (n8n) {
-		mkdirSync(join(repoRoot, 'tmp'), { recursive: true });
-		writeFileSync(join(repoRoot, 'tmp', log), n8n.logs());
-	}
-	await n8n?.stop();
-	await sandbox?.close();
-}
+const shutDown = async (log: string) => await stopKeepingLog(n8n, sandbox, log);
 
 /** One order delivered and run (the trigger is live). */
 async function liveOrder(): Promise<number> {
@@ -113,15 +122,7 @@ describe('n8n down while orders come, started, no further delivery (n8n runs the
 		const backAt = Date.now();
 		await n8n.login();
 		const ids = missed.map((m) => m.orderId);
-		const runs = await waitFor(
-			'the missed orders caught up',
-			async () => {
-				const caught = await caughtUpRuns();
-				return ids.every((id) => caught.some((c) => c.orderId === id)) ? caught : undefined;
-			},
-			60_000,
-			500,
-		);
+		const runs = await caughtUpAll(ids, 60_000, 500);
 		expect(runs.map((r) => r.orderId)).toEqual(ids);
 		for (const run of runs) expect(run.at - backAt).toBeLessThanOrEqual(45_000);
 		console.log(
@@ -151,15 +152,7 @@ describe("every delivery dropped while n8n runs (n8n's defaults)", () => {
 			created.push({ orderId: order.id as number, at: Date.parse(String(order.createdAt)) });
 		}
 		const ids = created.map((c) => c.orderId);
-		const runs = await waitFor(
-			'the dropped orders caught up',
-			async () => {
-				const caught = await caughtUpRuns();
-				return ids.every((oid) => caught.some((c) => c.orderId === oid)) ? caught : undefined;
-			},
-			7 * 60_000,
-			2_000,
-		);
+		const runs = await caughtUpAll(ids, 7 * 60_000, 2_000);
 		expect(runs.map((r) => r.orderId).sort()).toEqual([...ids].sort());
 		for (const c of created)
 			expect(runs.find((r) => r.orderId === c.orderId)!.at - c.at).toBeLessThanOrEqual(6 * 60_000);
