@@ -3,11 +3,13 @@
  * up only when one arrives, and after n8n starts, or while a proxy drops every delivery, none may
  * come. So from the activation hook on (n8n runs it at activation; at every start n8n 1.x and 2.0
  * do, and 2.x with N8N_USE_WORKFLOW_PUBLICATION_SERVICE=false; otherwise the first delivery after a
- * start stands in for it), each process the service reaches sends catch-up requests, signed like save requests, to its own webhook; webhook() catches up the
- * window that is due and emits the missed orders as a run (receive.ts `catchUpNow`). A run starts
- * only from a request to the webhook, as for a delivery, so the static data is saved the same way.
+ * start stands in for it), each process the service reaches sends catch-up requests, signed like
+ * save requests, to its own webhook; webhook() catches up the window that is due and emits the
+ * missed orders as a run (receive.ts `catchUpNow`). A run starts only from a request to the
+ * webhook, as for a delivery, so the static data is saved the same way.
  *
- *     activation hook --> startCatchUpRequests: one loop per endpoint in this process
+ *     activation hook --> startCatchUpRequests --+
+ *     a verified request of the service ---------+--> ensureCatchUpRequests: one loop per endpoint
  *     loop: wait firstMs --- catch-up request ---> webhook(): due? read, claim, emit (catchUp.ts)
  *                        <-- { nextCheckInMs } --  a minute after a read that saw orders too recent
  *                                                  for its window, else five minutes after the cursor
