@@ -97,10 +97,10 @@ export function dueWindow(
 	);
 	if (!(to > from)) return undefined;
 	if (at.selfStarted) {
-		const readAgain =
-			at.eventAt - memory.lastReadAt >= CATCH_UP_INTERVAL_MS &&
-			(memory.backlog || marginLeft(store, memory, at.eventAt));
-		const selfDue = !memory.caughtUpSinceStart || readAgain || to - from >= QUIET_CHECK_MS;
+		const selfDue =
+			!memory.caughtUpSinceStart ||
+			readAgainAt(store, memory, at.eventAt) <= at.eventAt ||
+			to - from >= QUIET_CHECK_MS;
 		return selfDue ? { from, to } : undefined;
 	}
 	const due =
@@ -112,11 +112,16 @@ export function dueWindow(
 	return due ? { from, to } : undefined;
 }
 
-/** True when an order the last read saw after its window has not run since. */
-function marginLeft(store: EndpointStore, memory: EndpointMemory, nowMs: number): boolean {
-	return memory.marginKeys.some(
+/**
+ * When a catch-up request reads again whatever the cursor says: a minute after this process's last
+ * read, while that read left a backlog or saw orders after its window that have not run since;
+ * otherwise never (Infinity).
+ */
+function readAgainAt(store: EndpointStore, memory: EndpointMemory, nowMs: number): number {
+	const left = memory.marginKeys.some(
 		(key) => !store.ran('orders', key, nowMs) && !store.ran('seen', key, nowMs),
 	);
+	return memory.backlog || left ? memory.lastReadAt + CATCH_UP_INTERVAL_MS : Infinity;
 }
 
 /**
@@ -131,10 +136,7 @@ export function nextCheckInMs(
 	minMs: number,
 ): number {
 	const quietAt = (store.cursor ?? nowMs) + IN_FLIGHT_MS + QUIET_CHECK_MS;
-	const again =
-		memory.backlog || marginLeft(store, memory, nowMs)
-			? memory.lastReadAt + CATCH_UP_INTERVAL_MS
-			: Infinity;
+	const again = readAgainAt(store, memory, nowMs);
 	return Math.min(QUIET_CHECK_MS, Math.max(minMs, Math.min(quietAt, again) - nowMs));
 }
 

@@ -71,7 +71,6 @@ async function runCatchUpRequests(
 	settings: TriggerSettings,
 	memory: EndpointMemory,
 ): Promise<void> {
-	const loop = memory.catchUpLoop;
 	let wait = settings.catchUpRequest.firstMs;
 	while (await waitUnlessForgotten(settings, memory, wait)) {
 		const { ctx, listener, secret } = memory.own;
@@ -82,7 +81,6 @@ async function runCatchUpRequests(
 				type: CATCH_UP_REQUEST_TYPE,
 				data: {},
 			})) as { nextCheckInMs?: unknown; stop?: unknown } | undefined;
-			loop.lastError = undefined;
 			// the workflow's settings changed under this loop (option off, Order Created gone)
 			if (answer?.stop === true) return;
 			const next = answer?.nextCheckInMs;
@@ -91,9 +89,8 @@ async function runCatchUpRequests(
 					? next
 					: settings.catchUpRequest.retryMs;
 		} catch (error) {
-			loop.lastError = (error as Error).message;
 			ctx.logger.warn(
-				`Marketplace Trigger could not send its own catch-up request to ${listener.url}: ${loop.lastError}; ` +
+				`Marketplace Trigger could not send its own catch-up request to ${listener.url}: ${(error as Error).message}; ` +
 					'missed orders wait for the next delivery. If n8n cannot reach that address, allow it (NO_PROXY, SSRF settings).',
 				{ url: memory.url },
 			);

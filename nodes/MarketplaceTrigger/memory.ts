@@ -88,7 +88,7 @@ export interface OwnListener {
 export interface OwnWebhook {
 	/** the newest request's or activation hook's context: the loops send with its `helpers.httpRequest` after it ended */
 	ctx?: IWebhookFunctions | IHookFunctions;
-	/** the listener a production request of this endpoint arrived on; else the webhook URL (an activation hook's guess) */
+	/** the listener the newest production request of this endpoint arrived on (never the public URL) */
 	listener?: OwnListener;
 	/** the endpoint's signing secret, as the newest request or hook read it */
 	secret?: string;
@@ -144,8 +144,8 @@ export class EndpointMemory {
 	};
 	/** how the loops of this endpoint reach this process's webhook */
 	readonly own: OwnWebhook = {};
-	/** the loop of catch-up requests (catchUpRequests.ts); lastError: why its last request failed */
-	readonly catchUpLoop: { running: boolean; lastError?: string } = { running: false };
+	/** the loop of catch-up requests (catchUpRequests.ts) */
+	readonly catchUpLoop = { running: false };
 	/** when this process last read the order list to catch up (the transport's clock) */
 	lastReadAt = -Infinity;
 	/** order keys that last read found after its window and not run: the next catch-up request reads again for them */
