@@ -4,9 +4,9 @@
  * 1. A disabled endpoint: the sandbox disables the trigger's endpoint (5 days of failing deliveries
  *    on its clock), orders are created meanwhile, the endpoint works again, one new event is
  *    delivered: its run brings the missed orders, each once. Twice: the endpoint re-enabled by
- *    activation (n8n started with N8N_USE_WORKFLOW_PUBLICATION_SERVICE=false, which runs checkExists
- *    at every start, as n8n 1.x and 2.0 always do), and the workflow turned off and on (the Disabled
- *    endpoint deleted, a new one made). The option set explicitly.
+ *    activation (n8n runs checkExists at every start: 2.x's publication service because the node
+ *    has a trigger method, 1.x and 2.0 for every active workflow), and the workflow turned off and
+ *    on (the Disabled endpoint deleted, a new one made). The option set explicitly.
  * 2. n8n down (n8n's defaults, the option left at its default, on): n8n stopped while the sandbox
  *    creates orders (their first attempts: connection refused), started; the next order's run brings
  *    each missed order once, within seconds; the service's retries of those orders start nothing;
@@ -118,8 +118,13 @@ describe('a disabled endpoint (n8n runs checkExists at every start; the option s
 			status: 'Disabled',
 			disabledReason: 'FailingDeliveries',
 		});
-		for (let i = 0; i < 2; i++)
-			missed.push((await sandbox.control.createOrder({ brandId: BRAND })).order.id as number);
+		const created: Array<{ createdAt: string }> = [];
+		for (let i = 0; i < 2; i++) {
+			const { order } = await sandbox.control.createOrder({ brandId: BRAND });
+			missed.push(order.id as number);
+			created.push({ createdAt: String(order.createdAt) });
+		}
+		await pastInFlightMargin(sandbox, created);
 		await sandbox.control.setEndpointUrl(id, url());
 		return missed;
 	}
@@ -129,7 +134,7 @@ describe('a disabled endpoint (n8n runs checkExists at every start; the option s
 			'catchUpOrders001',
 			'0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0',
 			'catch-up: order arrives',
-			{ N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'false' },
+			{},
 			{ catchUpMissedOrders: true },
 		);
 	}, 420_000);
@@ -222,7 +227,7 @@ describe("n8n down while orders come (n8n's defaults; the option left at its def
 		});
 		const backAt = Date.now();
 		await n8n.login();
-		// the next order comes once the missed ones are older than the in-flight margin on the service's clock
+		// the missed orders older than the in-flight margin on the service's clock before the next order comes
 		await pastInFlightMargin(sandbox, missed);
 
 		const first = await nextEvent();
