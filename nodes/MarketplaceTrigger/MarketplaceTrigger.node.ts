@@ -1,4 +1,10 @@
-import type { INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+	ITriggerResponse,
+} from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { EVENT_TYPE_OPTIONS } from '../shared/routes';
@@ -126,4 +132,22 @@ export class MarketplaceTrigger implements INodeType {
 	webhookMethods = webhookMethodsOf(() => this.process);
 
 	webhook = receiveWith(() => this.process);
+
+	/**
+	 * Starts nothing: its being here makes n8n count the node among the triggers it starts with itself.
+	 * n8n 2.x's publication service re-activates at its start only workflows with such a trigger, and
+	 * that re-activation runs checkExists, which starts this process's catch-up requests
+	 * (catchUpRequests.ts); n8n 1.x and 2.0 re-activate every active workflow anyway.
+	 */
+	async trigger(): Promise<ITriggerResponse> {
+		return {};
+	}
+
+	/**
+	 * Passes on the items webhook() returned. n8n's engine runs a node's execute before its trigger, so
+	 * a run, a test run included, gets the webhook's items rather than waiting for trigger() to emit.
+	 */
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return [this.getInputData()];
+	}
 }

@@ -1,12 +1,11 @@
 /**
  * The trigger's own catch-up: missed orders run without waiting for a delivery. A delivery catches
  * up only when one arrives, and after n8n starts, or while a proxy drops every delivery, none may
- * come. So from the activation hook on (n8n runs it at activation; at every start n8n 1.x and 2.0
- * do, and 2.x with N8N_USE_WORKFLOW_PUBLICATION_SERVICE=false; otherwise the first delivery after a
- * start stands in for it), each process the service reaches sends catch-up requests, signed like
- * save requests, to its own webhook; webhook() catches up the window that is due and emits the
- * missed orders as a run (receive.ts `catchUpNow`). A run starts only from a request to the
- * webhook, as for a delivery, so the static data is saved the same way.
+ * come. So from the activation hook on (n8n runs it at activation and at every start, the latter
+ * on n8n 2.x because the node has a trigger method), each process the service reaches sends
+ * catch-up requests, signed like save requests, to its own webhook; webhook() catches up the
+ * window that is due and emits the missed orders as a run (receive.ts `catchUpNow`). A run starts
+ * only from a request to the webhook, as for a delivery, so the static data is saved the same way.
  *
  *     activation hook --> startCatchUpRequests --+
  *     a verified request of the service ---------+--> ensureCatchUpRequests: one loop per endpoint
@@ -56,8 +55,7 @@ export function startCatchUpRequests(
 /**
  * Starts the endpoint's loop of catch-up requests in this process unless it runs: from the
  * activation hook, and from a verified production request of the service with the catch-up on (the
- * activation check's test delivery at a webhook processor; after a start of n8n 2.x with its
- * publication service, which runs no hook then, the first delivery).
+ * activation check's test delivery at a webhook processor; any delivery, should a loop have ended).
  */
 export function ensureCatchUpRequests(settings: TriggerSettings, memory: EndpointMemory): void {
 	const loop = memory.catchUpLoop;

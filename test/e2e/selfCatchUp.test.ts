@@ -2,10 +2,10 @@
  * The trigger's own catch-up (catch-up requests) in a real n8n 2.41.1: missed orders run although
  * no further delivery comes.
  *
- * 1. n8n down (N8N_USE_WORKFLOW_PUBLICATION_SERVICE=false, so n8n runs the activation hook at its
- *    start, as n8n 1.x and 2.0 always do): n8n stopped while three orders are created (their first
+ * 1. n8n down (n8n's defaults: its publication service runs the activation hook at its start only
+ *    because the node has a trigger method): n8n stopped while three orders are created (their first
  *    attempts: connection refused), started, and nothing delivered after: each runs once within 45 s
- *    of the start; the service's retries start nothing.
+ *    of the start; the service's retries start nothing. Without the trigger method this fails.
  * 2. Every delivery dropped while n8n runs (n8n's defaults): two orders created, the endpoint's
  *    address refusing every attempt: each runs once within six minutes of its creation, with the
  *    order list read at most once a minute meanwhile; the retries, once delivered, start nothing.
@@ -103,10 +103,7 @@ async function retriesStartNothing(missed: number[], seconds: number): Promise<v
 
 describe('n8n down while orders come, started, no further delivery (n8n runs the activation hook at its start)', () => {
 	beforeAll(
-		async () =>
-			await boot('selfCatchUpDown1', '7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d', {
-				N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'false',
-			}),
+		async () => await boot('selfCatchUpDown1', '7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d', {}),
 		420_000,
 	);
 	afterAll(async () => await shutDown('e2e-self-catch-up-down.log'), 120_000);

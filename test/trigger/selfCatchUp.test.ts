@@ -266,7 +266,7 @@ test('steady traffic (an order every 20 s for ten minutes): deliveries catch up,
 	expect(reads.length).toBeLessThanOrEqual(11);
 });
 
-test('after a restart that runs no activation hook (n8n 2.x with its publication service), the first delivery starts the catch-up requests', async () => {
+test('after a restart that runs no activation hook here (a queue-mode webhook processor), the first delivery starts the catch-up requests', async () => {
 	const { brandId, t, endpoint } = await activeTrigger();
 	await advance(25_000);
 	await settle(t);
