@@ -152,6 +152,18 @@ describe('a disabled endpoint (n8n runs checkExists at every start; the option s
 			async () => ((await endpoint()).status === 'Enabled' ? true : undefined),
 			60_000,
 		);
+		// n8n's publication service re-activates after it serves webhooks: an event before that
+		// activation is saved would run without the notice, which a later event then carries
+		await waitFor(
+			'the notice saved with the record',
+			async () =>
+				JSON.stringify((await n8n.rest<Json>('GET', `/workflows/${wf.id}`)).staticData).includes(
+					'"missedEvents"',
+				)
+					? true
+					: undefined,
+			60_000,
+		);
 		const first = await nextEvent();
 		expect(first.items.map((i) => [i.data.orderId, i.caughtUp === true])).toEqual([
 			...missed.map((id) => [id, true]),
