@@ -6,8 +6,10 @@
  * counted where it resumes).
  *
  * Run: .ci/with-node24 node -r ts-node/register/transpile-only test/bench/cpuProfile.ts <file.cpuprofile> [--window measured-window.json] [--top 25]
+ *      [--against <other.cpuprofile> --against-window <its measured-window.json>]
  * --window: only the samples between `fromUs` and `toUs` (the monotonic clock, as V8 stamps samples;
  * floor.bench.ts --cpu-prof writes the file for its measured phase), and the time per delivery.
+ * --against: instead of the summary, both measured phases per delivery, the frames that differ most.
  * This package's code is what n8n loaded from a `dist/nodes/` or `dist/credentials/` folder outside
  * any node_modules (n8n resolves the linked package to its real path).
  */
@@ -59,11 +61,8 @@ export interface Window {
 	deliveries?: number;
 }
 
-export function summarise(file: string, top = 25, window?: Window): string {
-	const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-	const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-	const parent = new Map<number, number>();
-	for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+/** Self time (µs) per profile node, of the samples inside `window` when one is given. */
+function sampledSelfUs(profile: Profile, window?: Window): Map<number, number> {
 	const selfUs = new Map<number, number>();
 	let at = profile.startTime;
 	profile.samples.forEach((id, i) => {
@@ -71,13 +70,24 @@ export function summarise(file: string, top = 25, window?: Window): string {
 		if (window && (at < window.fromUs || at > window.toUs)) return;
 		selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
 	});
+	return selfUs;
+}
+
+/** A frame's name across profiles: function, file below node_modules or dist, line. */
+const key = (n: ProfileNode) =>
+	`${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url
+		.replace(/^file:\/\//, '')
+		.replace(/.*node_modules\//, '')
+		.replace(/.*\/dist\//, 'dist/')}:${n.callFrame.lineNumber + 1}`;
+const cat = (n: ProfileNode) => categoryOf(n.callFrame.url, n.callFrame.functionName);
+
+export function summarise(file: string, top = 25, window?: Window): string {
+	const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+	const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+	const parent = new Map<number, number>();
+	for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+	const selfUs = sampledSelfUs(profile, window);
 	const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
-	const key = (n: ProfileNode) =>
-		`${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url
-			.replace(/^file:\/\//, '')
-			.replace(/.*node_modules\//, '')
-			.replace(/.*\/dist\//, 'dist/')}:${n.callFrame.lineNumber + 1}`;
-	const cat = (n: ProfileNode) => categoryOf(n.callFrame.url, n.callFrame.functionName);
 
 	const byCategory = new Map<string, number>();
 	const bySelf = new Map<string, { us: number; cat: Category }>();
@@ -140,6 +150,69 @@ export function summarise(file: string, top = 25, window?: Window): string {
 	return lines.join('\n');
 }
 
+/** Self time per delivery (ms) of each frame, not idle, in the window of `file`. */
+function selfMsPerDelivery(
+	file: string,
+	window: Window,
+): Map<string, { ms: number; cat: Category }> {
+	const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+	const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+	const frames = new Map<string, { ms: number; cat: Category }>();
+	for (const [id, us] of sampledSelfUs(profile, window)) {
+		const n = byId.get(id)!;
+		if (cat(n) === 'idle') continue;
+		const k = key(n);
+		frames.set(k, {
+			ms: (frames.get(k)?.ms ?? 0) + us / 1000 / (window.deliveries ?? 1),
+			cat: cat(n),
+		});
+	}
+	return frames;
+}
+
+/**
+ * Two profiles' measured phases side by side, per delivery: where the first spends more than the
+ * second (and less), frame by frame and by where the code comes from.
+ */
+export function compare(
+	a: { file: string; window: Window },
+	b: { file: string; window: Window },
+	top = 25,
+): string {
+	const fa = selfMsPerDelivery(a.file, a.window);
+	const fb = selfMsPerDelivery(b.file, b.window);
+	const rows = [...new Set([...fa.keys(), ...fb.keys()])].map((k) => {
+		const x = fa.get(k)?.ms ?? 0;
+		const y = fb.get(k)?.ms ?? 0;
+		return { k, cat: fa.get(k)?.cat ?? fb.get(k)!.cat, x, y, d: x - y };
+	});
+	const sum = (f: Map<string, { ms: number }>) => [...f.values()].reduce((t, v) => t + v.ms, 0);
+	const byCat = new Map<string, [number, number]>();
+	for (const r of rows) {
+		const c = byCat.get(r.cat) ?? [0, 0];
+		byCat.set(r.cat, [c[0] + r.x, c[1] + r.y]);
+	}
+	const f3 = (n: number) => n.toFixed(3);
+	const lines = [
+		`Not idle per delivery: ${f3(sum(fa))} ms (first) against ${f3(sum(fb))} ms (second).`,
+		'',
+		'| where (self time) | first, ms per delivery | second | difference |',
+		'|---|---:|---:|---:|',
+		...[...byCat]
+			.sort((p, q) => q[1][0] - q[1][1] - (p[1][0] - p[1][1]))
+			.map(([c, [x, y]]) => `| ${c} | ${f3(x)} | ${f3(y)} | ${f3(x - y)} |`),
+		'',
+		`Frames where the first spends most more (top ${top}) and most less (top 5):`,
+		'',
+		'| frame | where | first, ms per delivery | second | difference |',
+		'|---|---|---:|---:|---:|',
+	];
+	const sorted = rows.sort((p, q) => q.d - p.d);
+	for (const r of [...sorted.slice(0, top), ...sorted.slice(-5)])
+		lines.push(`| \`${r.k}\` | ${r.cat} | ${f3(r.x)} | ${f3(r.y)} | ${f3(r.d)} |`);
+	return lines.join('\n');
+}
+
 if (require.main === module) {
 	const file = process.argv[2];
 	if (!file)
@@ -151,6 +224,22 @@ if (require.main === module) {
 			? process.argv[process.argv.indexOf(`--${name}`) + 1]
 			: undefined;
 	const windowFile = opt('window');
+	const against = opt('against');
+	if (against) {
+		const read = (f: string | undefined) => {
+			if (!f)
+				throw new Error('--against needs --window and --against-window (measured-window.json)');
+			return JSON.parse(readFileSync(f, 'utf8')) as Window;
+		};
+		console.log(
+			compare(
+				{ file, window: read(windowFile) },
+				{ file: against, window: read(opt('against-window')) },
+				Number(opt('top') ?? 25),
+			),
+		);
+		process.exit(0);
+	}
 	console.log(
 		summarise(
 			file,
