@@ -81,9 +81,14 @@ const key = (n: ProfileNode) =>
 		.replace(/.*\/dist\//, 'dist/')}:${n.callFrame.lineNumber + 1}`;
 const cat = (n: ProfileNode) => categoryOf(n.callFrame.url, n.callFrame.functionName);
 
-export function summarise(file: string, top = 25, window?: Window): string {
+/** The profile in `file`, with its nodes by id. */
+function readProfile(file: string): { profile: Profile; byId: Map<number, ProfileNode> } {
 	const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-	const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+	return { profile, byId: new Map(profile.nodes.map((n) => [n.id, n])) };
+}
+
+export function summarise(file: string, top = 25, window?: Window): string {
+	const { profile, byId } = readProfile(file);
 	const parent = new Map<number, number>();
 	for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 	const selfUs = sampledSelfUs(profile, window);
@@ -155,8 +160,7 @@ function selfMsPerDelivery(
 	file: string,
 	window: Window,
 ): Map<string, { ms: number; cat: Category }> {
-	const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-	const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+	const { profile, byId } = readProfile(file);
 	const frames = new Map<string, { ms: number; cat: Category }>();
 	for (const [id, us] of sampledSelfUs(profile, window)) {
 		const n = byId.get(id)!;
