@@ -37,12 +37,6 @@ export interface SampleOrigin {
 	trigger: string;
 }
 
-interface ParentNode {
-	name: string;
-	type: string;
-	disabled?: boolean;
-}
-
 /** The sample an input item of this write descends from, if it must be held back; else undefined. */
 export type SampleCheck = (itemIndex: number) => SampleOrigin | undefined;
 
@@ -54,16 +48,15 @@ function sampleTriggers(ctx: IExecuteFunctions): string[] {
 	const node = ctx.getNode();
 	// as an AI Agent's tool (n8n names the tool variant `<type>Tool`) the agent decides what to write
 	if (node.type.endsWith('Tool')) return [];
-	const parents = ctx as unknown as {
-		getParentNodes?: (name: string) => ParentNode[];
-	};
-	if (typeof parents.getParentNodes !== 'function') return [];
+	// declared on IExecuteFunctions (FunctionsBase) by n8n-workflow 2.41.0 and by the n8n-workflow of
+	// n8n 2.0.3 (2.0.1) and 1.123.81 (1.120.31); n8n-core's NodeExecutionContext implements it in each
 	try {
-		return parents
+		return ctx
 			.getParentNodes(node.name)
 			.filter((p) => !p.disabled && SAMPLE_TRIGGER_TYPE.test(p.type))
 			.map((p) => p.name);
 	} catch {
+		// n8n cannot resolve the node's ancestors: no trigger is known to have sent a sample
 		return [];
 	}
 }
