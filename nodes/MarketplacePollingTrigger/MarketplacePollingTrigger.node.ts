@@ -24,6 +24,7 @@ import {
 	minutes,
 	planPoll,
 	readPollState,
+	baselineOf,
 	toEventKinds,
 	type DetectedChange,
 	type OrderRecord,
@@ -32,6 +33,16 @@ import {
 
 /** Key of the node's static data that holds the poll state. */
 const STATE_KEY = 'orderWatch';
+
+/**
+ * Key of the workflow's static data that holds, per node id, the baseline of the node's first poll
+ * with no state (`baselineOf`). Under n8n's durable poll scheduler a poll's node static data is saved
+ * only with the poll's run or by a scheduled poll, never after the poll n8n makes at activation,
+ * while the workflow's static data is saved after every activation. A later state-less poll starts
+ * from the baseline, so orders created between the activation and the first saved poll are reported
+ * rather than taken for old ones.
+ */
+const BASELINE_KEY = 'marketplacePollingBaseline';
 
 const MAX_LOOKBACK_DAYS = 90;
 const MAX_OVERLAP_MINUTES = 24 * 60;
@@ -62,9 +73,25 @@ function readSettings(ctx: IPollFunctions): WatchSettings {
 	};
 }
 
-function readTransportSettings(ctx: IPollFunctions): TransportSettings {
-	return readRequestOptions(ctx.getNodeParameter('requestOptions', {}) as IDataObject);
+/**
+ * Request options, bounded by the time n8n gives the poll (`getPollBudgetMs`, n8n 2.36 and later):
+ * a poll whose retries or rate-limit waits would outlast it fails with the error at hand, leaving its
+ * state as it was, instead of being abandoned by n8n mid-way.
+ */
+function readTransportSettings(ctx: IPollFunctions, startedAtMs: number): TransportSettings {
+	const settings = readRequestOptions(ctx.getNodeParameter('requestOptions', {}) as IDataObject);
+	// absent before n8n 2.36, whatever the type says
+	const budget: IPollFunctions['getPollBudgetMs'] | undefined = ctx.getPollBudgetMs;
+	if (typeof budget !== 'function') return settings;
+	const budgetMs = budget.call(ctx) - (Date.now() - startedAtMs);
+	return { ...settings, budgetMs: Math.max(0, budgetMs) };
 }
+
+/** The node's baselines, by node id, in the workflow's static data. */
+const baselinesOf = (ctx: IPollFunctions): IDataObject => {
+	const workflowData = ctx.getWorkflowStaticData('global');
+	return (workflowData[BASELINE_KEY] ?? {}) as IDataObject;
+};
 
 const toItems = (changes: DetectedChange[]): INodeExecutionData[] =>
 	changes.map(({ order, change }) => ({ json: { ...order, change } as IDataObject }));
@@ -78,7 +105,10 @@ const toItems = (changes: DetectedChange[]): INodeExecutionData[] =>
  * overlapping polls of one workflow one expression isolate and releases it when the first of them
  * returns: returning at once would take the isolate from the running poll, whose next parameter or
  * credential read would fail ("No bridge acquired for this context"). Polls of an active workflow
- * run in one n8n process (the leader in queue mode).
+ * run in one n8n process (the leader in queue mode). Under n8n's durable poll scheduler the state
+ * each poll reads is the one n8n committed, and n8n commits a poll's state only with its run while
+ * the poll holds its lease, so a poll run twice (another instance taking over) reports nothing twice
+ * whatever this map holds.
  */
 const pollsInFlight = new Map<string, Promise<unknown>>();
 
@@ -203,7 +233,7 @@ export class MarketplacePollingTrigger implements INodeType {
 		let transport: TransportSettings;
 		try {
 			settings = readSettings(this);
-			transport = readTransportSettings(this);
+			transport = readTransportSettings(this, nowMs);
 		} catch (error) {
 			if (error instanceof InputError)
 				throw invalidParameter(this.getNode(), error, { retry: 'activate' });
@@ -265,13 +295,22 @@ export class MarketplacePollingTrigger implements INodeType {
 		const check = (async () => {
 			const staticData = this.getWorkflowStaticData('node');
 			const previous = readPollState(staticData[STATE_KEY]);
-			const plan = planPoll(previous, settings, nowMs);
+			const recordsBaseline = previous === undefined && settings.firstStartMs === undefined;
+			const baseline = recordsBaseline ? baselinesOf(this)[this.getNode().id] : undefined;
+			const watch = typeof baseline === 'number' ? { ...settings, baselineMs: baseline } : settings;
+			const plan = planPoll(previous, watch, nowMs);
 			// Errors (NodeApiError from the transport) propagate: n8n fails the activation on the first
 			// poll and reports later ones as failed trigger runs. The state is left as it was, so the
 			// next successful poll covers the gap.
 			const orders = await listOrders(plan.startMs);
-			const { changes, state } = detectChanges(previous, orders, plan, settings, nowMs);
+			const { changes, state } = detectChanges(previous, orders, plan, watch, nowMs);
 			staticData[STATE_KEY] = state as unknown as IDataObject;
+			if (recordsBaseline && baseline === undefined) {
+				this.getWorkflowStaticData('global')[BASELINE_KEY] = {
+					...baselinesOf(this),
+					[this.getNode().id]: baselineOf(orders, plan),
+				};
+			}
 			return changes.length > 0 ? [toItems(changes)] : null;
 		})();
 		pollsInFlight.set(pollKey, check);

@@ -693,6 +693,15 @@ export interface PollHarnessOptions extends TriggerBaseOptions {
 	 * object, so overlapping polls share its expression isolate. Default: a Workflow per poll.
 	 */
 	shareWorkflow?: boolean;
+	/**
+	 * Polls as n8n 2.41.1's durable poll scheduler runs them (`N8N_SCHEDULER_ENABLED`,
+	 * `N8N_SCHEDULER_POLL_TRIGGERS_ENABLED`, `N8N_POLLER_DURABLE_CURSORS_ENABLED`;
+	 * `TriggerExecutionContextFactory.getExecutePollFunctions` in n8n's server): the node's static data
+	 * is a copy of the committed cursor (seeded once from the node's static data), committed with the
+	 * poll's emission or, when it emits nothing, alone, but never after the activation's poll; the
+	 * workflow's static data is saved as before. `pollBudgetMs` is what `getPollBudgetMs()` answers.
+	 */
+	durable?: { pollBudgetMs: number };
 }
 
 export class PollHarness extends TriggerBase {
@@ -700,10 +709,35 @@ export class PollHarness extends TriggerBase {
 	readonly emitted: INodeExecutionData[][][] = [];
 	private readonly shareWorkflow: boolean;
 	private activeWorkflow?: Workflow;
+	private readonly durable?: { pollBudgetMs: number };
+	/** The durable scheduler's committed cursor (its `poller_state` row), once created. */
+	cursor?: IDataObject;
 
 	constructor(opts: PollHarnessOptions) {
 		super(opts);
 		this.shareWorkflow = opts.shareWorkflow === true;
+		this.durable = opts.durable;
+	}
+
+	/** The durable scheduler's staging scope of one poll: what the node reads and what gets committed. */
+	private durableCursor(workflow: Workflow) {
+		let snapshot: IDataObject = {};
+		let seed: IDataObject = {};
+		const take = () => {
+			if (JSON.stringify(snapshot) === JSON.stringify(seed)) return;
+			this.cursor = jsonCopy(snapshot);
+			seed = jsonCopy(snapshot);
+		};
+		return {
+			runPoll: async (poll: () => Promise<unknown>) => {
+				this.cursor ??= jsonCopy(workflow.getStaticData('node', this.node) as IDataObject);
+				seed = jsonCopy(this.cursor);
+				snapshot = jsonCopy(this.cursor);
+				return await poll();
+			},
+			resolve: () => snapshot,
+			take,
+		};
 	}
 
 	/**
@@ -717,6 +751,8 @@ export class PollHarness extends TriggerBase {
 	async poll(
 		mode: 'manual' | 'trigger' = 'trigger',
 		activation: WorkflowActivateMode = mode === 'manual' ? 'manual' : 'activate',
+		/** the poll n8n makes when it activates the workflow (PollTriggerExecutor's testingTrigger) */
+		atActivation = false,
 	): Promise<INodeExecutionData[][] | null> {
 		const workflow =
 			mode === 'trigger' && this.shareWorkflow
@@ -733,6 +769,7 @@ export class PollHarness extends TriggerBase {
 
 		let emitted: INodeExecutionData[][] | null = null;
 		let emittedError: Error | undefined;
+		const staged = this.durable ? this.durableCursor(workflow) : undefined;
 		const context = new PollContext(
 			workflow,
 			this.node,
@@ -740,15 +777,25 @@ export class PollHarness extends TriggerBase {
 			'trigger',
 			activation,
 			(data: INodeExecutionData[][]) => {
+				staged?.take();
 				emitted = data;
 				this.emitted.push(data);
 			},
 			(error: Error) => {
 				emittedError = error;
 			},
+			staged && (async () => staged.take()),
+			staged?.runPoll,
+			staged?.resolve,
+			this.durable && (() => this.durable!.pollBudgetMs),
 		);
 		const run = Container.get(PollTriggerExecutor).create(workflow, this.node, context, () => true);
-		await run(false);
+		try {
+			await run(atActivation);
+		} catch (error) {
+			// at activation n8n throws the poll's error (the activation fails) instead of emitting it
+			emittedError = error as Error;
+		}
 		this.saveStaticData(workflow);
 		if (emittedError) throw emittedError;
 		return emitted;

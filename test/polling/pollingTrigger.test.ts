@@ -444,3 +444,80 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		expect(inWindow.length).toBeLessThan((await inScopeOrders()).length);
 	});
 });
+
+describe("Marketplace Polling Trigger under n8n's durable poll scheduler (engine + sandbox)", () => {
+	const durableTrigger = (parameters: INodeParameters, pollBudgetMs = 36_000) =>
+		createPollHarness({
+			node,
+			credentialTypes: [credentialType],
+			credentials: { marketplaceApi: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } },
+			parameters,
+			durable: { pollBudgetMs },
+		});
+	/** n8n's poll at activation (never committed when it emits nothing), then the scheduled polls */
+	const activate = (poller: PollHarness) => poller.poll('trigger', 'activate', true);
+
+	test('an order created between the activation and the first scheduled poll is reported once', async () => {
+		const poller = durableTrigger({ events: ['created'] });
+		expect(await activate(poller)).toBeNull();
+		expect(poller.cursor).toEqual({});
+		const order = (await sandbox.control.createOrder({ brandId: 1 })).order as Order;
+
+		expect(ids((await poller.poll('trigger', 'update'))?.[0] ?? [])).toEqual([order.id]);
+		expect(await poller.poll('trigger', 'update')).toBeNull();
+		expect(poller.cursor?.orderWatch).toMatchObject({ version: 1 });
+	});
+
+	test('a status change before the first scheduled poll is reported once', async () => {
+		const poller = durableTrigger({ events: ['statusChanged'], lookbackDays: 1 });
+		await activate(poller);
+		const order = (await sandbox.control.createOrder({ brandId: 2 })).order as Order;
+		await sandbox.control.cancelOrder(order.id);
+
+		const first = (await poller.poll('trigger', 'update'))?.[0] ?? [];
+		expect(changes(first)).toEqual([
+			[order.id, expect.objectContaining({ kind: 'statusChanged', status: 'Cancelled' })],
+		]);
+		expect(await poller.poll('trigger', 'update')).toBeNull();
+	});
+
+	test('a failed scheduled poll commits nothing; the next one reports the order once', async () => {
+		const poller = durableTrigger({ events: ['created'], requestOptions: { maxAttempts: 1 } });
+		await activate(poller);
+		expect(await poller.poll('trigger', 'update')).toBeNull();
+		const committed = JSON.stringify(poller.cursor);
+		const order = (await sandbox.control.createOrder({ brandId: 3 })).order as Order;
+		await sandbox.control.injectFault({ route: 'listOrders', mode: '500', count: 1 });
+
+		await expect(poller.poll('trigger', 'update')).rejects.toBeInstanceOf(NodeApiError);
+		expect(JSON.stringify(poller.cursor)).toBe(committed);
+		expect(ids((await poller.poll('trigger', 'update'))?.[0] ?? [])).toEqual([order.id]);
+	});
+
+	test("a wait that would outlast n8n's poll budget ends the poll at once with the service's error; the next poll reports the order", async () => {
+		const poller = durableTrigger({ events: ['created'] }, 2_000);
+		await activate(poller);
+		await poller.poll('trigger', 'update');
+		const order = (await sandbox.control.createOrder({ brandId: 4 })).order as Order;
+		await sandbox.control.injectFault({
+			route: 'listOrders',
+			mode: '429',
+			retryAfterSeconds: 30,
+			count: 1,
+		});
+
+		const started = Date.now();
+		const error = await poller.poll('trigger', 'update').catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(NodeApiError);
+		expect(error).toMatchObject({ httpCode: '429' });
+		expect(Date.now() - started).toBeLessThan(2_000);
+		expect(ids((await poller.poll('trigger', 'update'))?.[0] ?? [])).toEqual([order.id]);
+	});
+
+	test('the first activation still reports no order older than it', async () => {
+		await sandbox.control.generateOrders({ count: 3, brandId: 5 });
+		const poller = durableTrigger({ events: ['created'] });
+		await activate(poller);
+		expect(await poller.poll('trigger', 'update')).toBeNull();
+	});
+});
