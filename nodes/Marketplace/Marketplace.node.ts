@@ -36,6 +36,8 @@ export class Marketplace implements INodeType {
 	methods = methods;
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await router.call(this);
+		// On Error: Continue turns a failed item into an output item carrying its error
+		// (itemErrors.ts) instead of failing the node: read once here, applied by the operations
+		return await router.call(this, this.continueOnFail());
 	}
 }

@@ -18,11 +18,18 @@ export interface ItemOperation<Input = unknown> {
 	run(this: IExecuteFunctions, input: Input, itemIndex: number): Promise<IDataObject[]>;
 }
 
-/** Runs once for all input items (batch writes), pairing every output item itself. */
+/**
+ * Runs once for all input items (batch writes), pairing every output item itself; with
+ * `continueOnFail` a failed item is output with its error.
+ */
 export interface BatchOperation {
 	kind: 'batch';
 	description: INodeProperties[];
-	execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]>;
+	execute(
+		this: IExecuteFunctions,
+		items: INodeExecutionData[],
+		continueOnFail: boolean,
+	): Promise<INodeExecutionData[]>;
 }
 
 export type Operation = ItemOperation<unknown> | BatchOperation;

@@ -8,9 +8,13 @@ import { operations } from './resources';
 /**
  * Runs the chosen operation. Per-item operations are checked for every item first, so bad input
  * fails (or, with continueOnFail, becomes an error item) before any request is sent; then each
- * item runs in order and its records become output items paired with it.
+ * item runs in order and its records become output items paired with it. With `continueOnFail`
+ * (On Error: Continue) a failed item becomes an error item and the others go on.
  */
-export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+export async function router(
+	this: IExecuteFunctions,
+	continueOnFail: boolean,
+): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const resource = this.getNodeParameter('resource', 0) as string;
 	const operationName = this.getNodeParameter('operation', 0) as string;
@@ -21,9 +25,9 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			`The operation "${operationName}" of "${resource}" is not supported`,
 		);
 	}
-	if (operation.kind === 'batch') return [await operation.execute.call(this, items)];
+	if (operation.kind === 'batch')
+		return [await operation.execute.call(this, items, continueOnFail)];
 
-	const continueOnFail = this.continueOnFail();
 	const inputs = items.map((_, itemIndex) => {
 		try {
 			return { ok: true as const, input: operation.parse.call(this, itemIndex) };

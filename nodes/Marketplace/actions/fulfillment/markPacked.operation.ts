@@ -171,8 +171,8 @@ function chunks<T>(list: T[], size: number): T[][] {
 export async function execute(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
+	continueOnFail: boolean,
 ): Promise<INodeExecutionData[]> {
-	const continueOnFail = this.continueOnFail();
 	let settings: Settings;
 	try {
 		settings = readSettings(this);

@@ -41,8 +41,8 @@ export const update = writeOperation({
 					name: 'status',
 					type: 'options',
 					options: [
-						{ name: 'Enabled', value: 'Enabled' },
 						{ name: 'Disabled', value: 'Disabled' },
+						{ name: 'Enabled', value: 'Enabled' },
 					],
 					default: 'Enabled',
 					description:
