@@ -30,7 +30,7 @@ export class MarketplaceApi implements ICredentialType {
 			type: 'string',
 			default: '',
 			required: true,
-			placeholder: 'https://marketplace.example.com',
+			placeholder: 'e.g. https://marketplace.example.com',
 			description:
 				'The root address of the Marketplace Management Service your account is on (https), without /v1. The API key below must belong to that service.',
 		},

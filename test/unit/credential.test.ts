@@ -12,7 +12,7 @@ test('Base URL is required and has no default', () => {
 });
 
 test('the placeholder is an https service root without /v1, and the help names both', () => {
-	expect(baseUrl.placeholder).toMatch(/^https:\/\/[^/]+$/);
+	expect(baseUrl.placeholder).toMatch(/^e\.g\. https:\/\/[^/]+$/);
 	expect(baseUrl.description).toMatch(/without \/v1/);
 	expect(`${baseUrl.description}`).not.toMatch(/127\.0\.0\.1|localhost|npm run/);
 });

@@ -57,7 +57,7 @@ export const brandIdsFilter: INodeProperties = {
 	name: 'brandIds',
 	type: 'string',
 	default: '',
-	placeholder: '1,2,3',
+	placeholder: 'e.g. 1,2,3',
 	description:
 		'Only records of these brands (comma-separated IDs). Empty: every brand in your scope.',
 };

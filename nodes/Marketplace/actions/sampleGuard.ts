@@ -1,8 +1,9 @@
 /**
- * A test run must not write what a sample names. The Marketplace Trigger's "Listen for test event"
- * and the Polling Trigger's "Fetch Test Event" build their item from the user's newest real order
- * (marked `sample: true`); run from the editor, the rest of the workflow would change that order at
- * the service, though nobody chose it. So in a manual run the writes hold back every item that
+ * A test run must not write what a sample names. The Marketplace Trigger's test event (*Execute
+ * step* in n8n 2.41's panel, which shows "Listening for test event" while it waits) and the Polling
+ * Trigger's "Fetch Test Event" build their item from the user's newest real order (marked
+ * `sample: true`); run from the editor, the rest of the workflow would change that order at the
+ * service, though nobody chose it. So in a manual run the writes hold back every item that
  * descends from such a sample: it is output marked `heldBack`, with the reason, and nothing is sent,
  * unless Options > Write Sample Items is on.
  *
@@ -26,7 +27,7 @@ export const writeSampleItemsOption: INodeProperties = {
 	type: 'boolean',
 	default: false,
 	description:
-		"Whether to write items that come from a trigger's sample (Listen for test event, Fetch Test Event) when the workflow runs from the editor. Off: they are output as held back and nothing is sent. Production runs always write.",
+		"Whether to write items that come from a Marketplace trigger's test event (a sample made from your real data) when the workflow runs from the editor. Off: they are output as held back and nothing is sent. Production runs always write.",
 };
 
 /** Node types whose test event is a sample: the two triggers, as n8n names community nodes (`<package>.<name>`). */

@@ -29,7 +29,7 @@ export const description = forOperation('fulfillment', 'markPacked', [
 		type: 'string',
 		required: true,
 		default: '',
-		placeholder: '1042',
+		placeholder: 'e.g. 1042',
 		description:
 			'The order ID(s) of each input item: one ID, a comma-separated list or an array, usually an expression that reads the order ID field of the item',
 	},

@@ -14,7 +14,7 @@ export const get = listOperation({
 			type: 'string',
 			required: true,
 			default: '',
-			placeholder: '1042',
+			placeholder: 'e.g. 1042',
 			description: 'ID of the order, e.g. the data.orderId field of a Marketplace Trigger event',
 		},
 	],

@@ -14,7 +14,7 @@ export const purchaseOrderFilters: INodeProperties = filtersCollection([
 		name: 'saleChannelIds',
 		type: 'string',
 		default: '',
-		placeholder: '1,2',
+		placeholder: 'e.g. 1,2',
 		description: 'Only purchase orders of these sale channels (comma-separated IDs)',
 	},
 	{

@@ -16,7 +16,7 @@ export const getAll = listOperation({
 				name: 'statuses',
 				type: 'string',
 				default: '',
-				placeholder: 'Requested,Received',
+				placeholder: 'e.g. Requested,Received',
 				description: 'Only returns in these statuses (comma-separated, exact case)',
 			},
 		]),

@@ -31,7 +31,7 @@ export const connect = writeOperation({
 			type: 'string',
 			required: true,
 			default: '',
-			placeholder: 'Amazon',
+			placeholder: 'e.g. Amazon',
 			description: 'Marketplace to connect, exactly as the service names it',
 		},
 		{
@@ -90,7 +90,7 @@ export const connect = writeOperation({
 					displayName: 'Log In Email',
 					name: 'logInEmail',
 					type: 'string',
-					placeholder: 'name@email.com',
+					placeholder: 'e.g. nathan@example.com',
 					default: '',
 					description: 'Email of the channel account login',
 				},

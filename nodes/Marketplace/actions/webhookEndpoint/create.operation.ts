@@ -20,7 +20,7 @@ export const create = writeOperation({
 			type: 'string',
 			required: true,
 			default: '',
-			placeholder: 'https://example.com/webhooks/marketplace',
+			placeholder: 'e.g. https://example.com/webhooks/marketplace',
 			description: 'Public https address the service will POST events to',
 		},
 		{

@@ -53,7 +53,7 @@ export const update = writeOperation({
 					name: 'url',
 					type: 'string',
 					default: '',
-					placeholder: 'https://example.com/webhooks/marketplace',
+					placeholder: 'e.g. https://example.com/webhooks/marketplace',
 					description: 'Public https address the service will POST events to',
 				},
 			],
