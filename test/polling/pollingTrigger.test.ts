@@ -514,6 +514,21 @@ describe("Marketplace Polling Trigger under n8n's durable poll scheduler (engine
 		expect(ids((await poller.poll('trigger', 'update'))?.[0] ?? [])).toEqual([order.id]);
 	});
 
+	test("an answer slower than n8n's poll budget ends the poll within it; the next poll reports the order", async () => {
+		const poller = durableTrigger({ events: ['created'] }, 1_500);
+		await activate(poller);
+		await poller.poll('trigger', 'update');
+		const order = (await sandbox.control.createOrder({ brandId: 4 })).order as Order;
+		await sandbox.control.injectFault({ route: 'listOrders', mode: 'hang', hangMs: 10_000 });
+
+		const started = Date.now();
+		const error = await poller.poll('trigger', 'update').catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(NodeApiError);
+		expect(Date.now() - started).toBeLessThan(3_000);
+		await sandbox.control.clearFaults();
+		expect(ids((await poller.poll('trigger', 'update'))?.[0] ?? [])).toEqual([order.id]);
+	});
+
 	test('the first activation still reports no order older than it', async () => {
 		await sandbox.control.generateOrders({ count: 3, brandId: 5 });
 		const poller = durableTrigger({ events: ['created'] });

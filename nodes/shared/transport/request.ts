@@ -260,6 +260,8 @@ export async function apiRequest<T = unknown>(
 			response = (await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, {
 				...options,
 				headers: { ...headers, 'X-Request-Id': requestId },
+				// an answer that would come after the budget is of no use to the caller
+				timeout: Math.max(1, Math.min(settings.timeoutMs, deadline - clock.now())),
 			})) as { body: unknown; headers: unknown; statusCode: number };
 		} catch (error) {
 			pacer.observe(ticket, undefined, clock.now());
