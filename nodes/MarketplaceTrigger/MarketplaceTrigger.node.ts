@@ -56,7 +56,7 @@ export class MarketplaceTrigger implements INodeType {
 		properties: [
 			{
 				displayName:
-					'The service only delivers to public https addresses: set N8N_WEBHOOK_URL (WEBHOOK_URL on n8n 1.x) to the public https address of this n8n. The local sandbox of npm run dev also delivers to http://127.0.0.1. Events arrive unordered and name only IDs: order by "createdAt" and turn on "Fetch Current State" to read what changed.',
+					'The service only delivers to public https addresses: set N8N_WEBHOOK_URL (WEBHOOK_URL on n8n 1.x) to the public https address of this n8n. Events arrive unordered and name only IDs: order by "createdAt" and turn on "Fetch Current State" to read what changed.',
 				name: 'notice',
 				type: 'notice',
 				default: '',
