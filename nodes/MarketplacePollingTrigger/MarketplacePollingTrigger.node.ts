@@ -182,7 +182,7 @@ export class MarketplacePollingTrigger implements INodeType {
 						name: 'brandIds',
 						type: 'string',
 						default: '',
-						placeholder: '1,2,3',
+						placeholder: 'e.g. 1,2,3',
 						description:
 							'Only orders of these brands (comma-separated IDs). Empty: every brand in your scope.',
 					},
@@ -237,7 +237,8 @@ export class MarketplacePollingTrigger implements INodeType {
 		} catch (error) {
 			if (error instanceof InputError)
 				throw invalidParameter(this.getNode(), error, { retry: 'activate' });
-			throw new NodeOperationError(this.getNode(), error as Error);
+			// a poll resolves its parameters for item 0, the only item it has
+			throw new NodeOperationError(this.getNode(), error as Error, { itemIndex: 0 });
 		}
 		const listOrders = async (startMs: number | undefined) =>
 			(await readAll.call(this, {

@@ -203,8 +203,11 @@ describe("the node panel (n8n's UX guidelines)", () => {
 		}
 	});
 
-	test('placeholders with an example start with "e.g." (the action node and the credential)', () => {
-		const examples = [...marketplace, ...everyProperty(credential.properties)]
+	test('placeholders with an example start with "e.g." (every node and the credential)', () => {
+		const examples = [
+			...descriptions.flatMap((d) => [...everyProperty(d.properties)]),
+			...everyProperty(credential.properties),
+		]
 			.map((p) => p.placeholder)
 			.filter((p): p is string => typeof p === 'string' && !/^(Add|Select) /.test(p));
 		expect(examples.length).toBeGreaterThan(5);
