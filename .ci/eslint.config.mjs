@@ -25,7 +25,7 @@ const ITEM_AT_HAND = [
 const ITEM_INDEX_MESSAGE =
 	'An item is at hand: give the error its item ({ itemIndex } in the third argument), as n8n\'s node-operation-error-itemindex rule asks.';
 const upstreamRulesNotReleased = {
-	files: ['nodes/Marketplace/**/*.ts', 'credentials/**/*.ts'],
+	files: ['nodes/Marketplace/**/*.ts', 'nodes/MarketplacePollingTrigger/**/*.ts', 'credentials/**/*.ts'],
 	rules: {
 		'no-restricted-syntax': [
 			'error',
