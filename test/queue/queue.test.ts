@@ -535,3 +535,69 @@ test('deactivation through main deletes the endpoint', async () => {
 		30_000,
 	);
 });
+
+// Not the trigger: what n8n 2.41.1 does with static data a run changes on a queue-mode worker. The
+// worker reloads a workflow's static data only for resumed executions (job-processor.js), so a new run
+// starts from none, and its save at the end replaces the whole column. Nothing of this package writes
+// static data from inside an execution; this pins why none may (the trigger's endpoint id and secret
+// live in that column).
+test('n8n internals: a run on a queue-mode worker starts with no static data, and its save replaces what was saved', async () => {
+	const id = 'queueStaticProbe1';
+	const path = `static-probe-${Date.now()}`;
+	await main.createWorkflow({
+		id,
+		name: 'queue mode: static data written by runs',
+		nodes: [
+			{
+				id: `${id}-hook`,
+				name: 'Webhook',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: `${id}-hook`,
+				parameters: { httpMethod: 'POST', path, responseMode: 'onReceived' },
+			},
+			{
+				id: `${id}-code`,
+				name: 'Record',
+				type: 'n8n-nodes-base.code',
+				typeVersion: 2,
+				position: [240, 0],
+				parameters: {
+					jsCode:
+						"const data = $getWorkflowStaticData('global');\ndata['run' + $input.first().json.body.n] = true;\nreturn [{ json: { keys: Object.keys(data).sort() } }];",
+				},
+			},
+		],
+		connections: { Webhook: { main: [[{ node: 'Record', type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+	});
+	await api.activateWorkflow(id);
+	await main.waitForActivation(id);
+	const staticDataKeys = async () =>
+		Object.keys(((await main.rest<Json>('GET', `/workflows/${id}`)).staticData ?? {}).global ?? {})
+			.filter((k) => !k.startsWith('__'))
+			.sort();
+	for (const n of [1, 2]) {
+		await waitFor(`the probe webhook to answer (run ${n})`, async () => {
+			const res = await fetch(`http://127.0.0.1:${processorPorts[0]}/webhook/${path}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ n }),
+			});
+			return res.ok ? true : undefined;
+		});
+		await waitFor(`run ${n}'s static data to be saved`, async () =>
+			(await staticDataKeys()).includes(`run${n}`) ? true : undefined,
+		);
+	}
+	const runs = (await allExecutions(api, id, true)).sort((a, b) => Number(a.id) - Number(b.id));
+	const seenByRun = runs.map((e) => nodeOutput(e, 'Record')[0]?.keys);
+	const saved = await staticDataKeys();
+	console.log(
+		`[queue] static data written by two worker runs: run 1 saw ${JSON.stringify(seenByRun[0])}, run 2 saw ${JSON.stringify(seenByRun[1])}; saved ${JSON.stringify(saved)}`,
+	);
+	await api.deactivateWorkflow(id);
+	expect(seenByRun).toEqual([['run1'], ['run2']]);
+	expect(saved).toEqual(['run2']);
+});
