@@ -45,9 +45,20 @@ const upstreamRulesNotReleased = {
 	},
 };
 
+// Every rule of the pinned community-node plugin, not only the recommended set node-cli enables (0.32.0:
+// 44 rules, 43 recommended; the one more is node-class-description-icon-missing).
+const communityPlugin = n8nNodeConfig.find((block) => block.plugins?.['@n8n/community-nodes'] && block.files?.includes('**/*.ts'))
+	.plugins['@n8n/community-nodes'];
+const everyCommunityRule = {
+	files: ['nodes/**/*.ts', 'credentials/**/*.ts'],
+	plugins: { '@n8n/community-nodes': communityPlugin },
+	rules: Object.fromEntries(Object.keys(communityPlugin.rules).map((rule) => [`@n8n/community-nodes/${rule}`, 'error'])),
+};
+
 export default [
 	{ ignores: ['dist/**', 'tmp/**', '.ci/**', 'gulpfile.js'] },
 	...n8nNodeConfig.map((block) => (isGlobalIgnore(block) ? block : { ...block, ignores: [...(block.ignores ?? []), 'test/**'] })),
 	...n8nNodeConfig.filter((block) => TS_RECOMMENDED.has(block.name)).map((block) => ({ ...block, files: ['test/**/*.ts'] })),
 	upstreamRulesNotReleased,
+	everyCommunityRule,
 ];
