@@ -35,12 +35,17 @@ interface Order extends IDataObject {
 	updatedAt: string;
 }
 
-function trigger(parameters: INodeParameters, apiKey = sandbox.demoApiKey): PollHarness {
+function trigger(
+	parameters: INodeParameters,
+	apiKey = sandbox.demoApiKey,
+	durable?: { pollBudgetMs: number },
+): PollHarness {
 	return createPollHarness({
 		node,
 		credentialTypes: [credentialType],
 		credentials: { marketplaceApi: { baseUrl: sandbox.baseUrl, apiKey } },
 		parameters,
+		durable,
 	});
 }
 
@@ -447,13 +452,7 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 
 describe("Marketplace Polling Trigger under n8n's durable poll scheduler (engine + sandbox)", () => {
 	const durableTrigger = (parameters: INodeParameters, pollBudgetMs = 36_000) =>
-		createPollHarness({
-			node,
-			credentialTypes: [credentialType],
-			credentials: { marketplaceApi: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } },
-			parameters,
-			durable: { pollBudgetMs },
-		});
+		trigger(parameters, undefined, { pollBudgetMs });
 	/** n8n's poll at activation (never committed when it emits nothing), then the scheduled polls */
 	const activate = (poller: PollHarness) => poller.poll('trigger', 'activate', true);
 
