@@ -238,7 +238,6 @@ export async function apiRequest<T = unknown>(
 		json: true,
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,
-		timeout: settings.timeoutMs,
 	};
 	const pacer = pacerFor(this, baseUrl);
 	const clock = transportClock();
