@@ -78,13 +78,11 @@ function readSettings(ctx: IPollFunctions): WatchSettings {
  * a poll whose retries or rate-limit waits would outlast it fails with the error at hand, leaving its
  * state as it was, instead of being abandoned by n8n mid-way.
  */
-function readTransportSettings(ctx: IPollFunctions, startedAtMs: number): TransportSettings {
+function readTransportSettings(ctx: IPollFunctions): TransportSettings {
 	const settings = readRequestOptions(ctx.getNodeParameter('requestOptions', {}) as IDataObject);
 	// absent before n8n 2.36, whatever the type says
 	const budget: IPollFunctions['getPollBudgetMs'] | undefined = ctx.getPollBudgetMs;
-	if (typeof budget !== 'function') return settings;
-	const budgetMs = budget.call(ctx) - (Date.now() - startedAtMs);
-	return { ...settings, budgetMs: Math.max(0, budgetMs) };
+	return typeof budget === 'function' ? { ...settings, budgetMs: budget.call(ctx) } : settings;
 }
 
 /** The node's baselines, by node id, in the workflow's static data. */
@@ -233,7 +231,7 @@ export class MarketplacePollingTrigger implements INodeType {
 		let transport: TransportSettings;
 		try {
 			settings = readSettings(this);
-			transport = readTransportSettings(this, nowMs);
+			transport = readTransportSettings(this);
 		} catch (error) {
 			if (error instanceof InputError)
 				throw invalidParameter(this.getNode(), error, { retry: 'activate' });
@@ -297,7 +295,9 @@ export class MarketplacePollingTrigger implements INodeType {
 			const staticData = this.getWorkflowStaticData('node');
 			const previous = readPollState(staticData[STATE_KEY]);
 			const recordsBaseline = previous === undefined && settings.firstStartMs === undefined;
-			const baseline = recordsBaseline ? baselinesOf(this)[this.getNode().id] : undefined;
+			const baselines = recordsBaseline ? baselinesOf(this) : {};
+			const nodeId = this.getNode().id;
+			const baseline = baselines[nodeId];
 			const watch = typeof baseline === 'number' ? { ...settings, baselineMs: baseline } : settings;
 			const plan = planPoll(previous, watch, nowMs);
 			// Errors (NodeApiError from the transport) propagate: n8n fails the activation on the first
@@ -308,8 +308,8 @@ export class MarketplacePollingTrigger implements INodeType {
 			staticData[STATE_KEY] = state as unknown as IDataObject;
 			if (recordsBaseline && baseline === undefined) {
 				this.getWorkflowStaticData('global')[BASELINE_KEY] = {
-					...baselinesOf(this),
-					[this.getNode().id]: baselineOf(orders, plan),
+					...baselines,
+					[nodeId]: baselineOf(orders, plan),
 				};
 			}
 			return changes.length > 0 ? [toItems(changes)] : null;
