@@ -1,17 +1,13 @@
-import type {
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeType,
-	INodeTypeDescription,
-	ITriggerResponse,
-} from 'n8n-workflow';
+import type { INodeType, INodeTypeDescription } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { EVENT_TYPE_OPTIONS } from '../shared/routes';
 import { namesSubtitle, optionNames } from '../shared/subtitle';
+import { catchUpCheckWith } from './catchUpCheck';
 import { DEFAULT_ENDPOINT_DESCRIPTION, webhookMethodsOf } from './lifecycle';
 import { TriggerProcess, type TriggerSettings } from './memory';
 import { receiveWith } from './receive';
+import { runWith } from './run';
 
 export class MarketplaceTrigger implements INodeType {
 	/**
@@ -47,9 +43,8 @@ export class MarketplaceTrigger implements INodeType {
 			{
 				name: 'default',
 				httpMethod: 'POST',
-				responseMode: 'onReceived',
-				// empty: n8n sends the node's webhookResponse instead of its 'firstEntryJson' fallback
-				responseData: '',
+				// an accepted event is answered by its run (run.ts), once n8n has started it
+				responseMode: 'responseNode',
 				path: 'webhook',
 			},
 		],
@@ -129,25 +124,15 @@ export class MarketplaceTrigger implements INodeType {
 		],
 	};
 
+	/** Activation and deactivation: the endpoint at the service (lifecycle.ts). */
 	webhookMethods = webhookMethodsOf(() => this.process);
 
+	/** Each delivery: verified, checked, recorded, handed to a run (receive.ts). */
 	webhook = receiveWith(() => this.process);
 
-	/**
-	 * Starts nothing: its being here makes n8n count the node among the triggers it starts with itself.
-	 * n8n 2.x's publication service re-activates at its start only workflows with such a trigger, and
-	 * that re-activation runs checkExists, which starts this process's catch-up requests
-	 * (catchUpRequests.ts); n8n 1.x and 2.0 re-activate every active workflow anyway.
-	 */
-	async trigger(): Promise<ITriggerResponse> {
-		return {};
-	}
+	/** Each run's start: each event once, and the delivery's answer (run.ts). */
+	execute = runWith(() => this.process);
 
-	/**
-	 * Passes on the items webhook() returned. n8n's engine runs a node's execute before its trigger, so
-	 * a run, a test run included, gets the webhook's items rather than waiting for trigger() to emit.
-	 */
-	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return [this.getInputData()];
-	}
+	/** The catch-up check, on n8n's cron, for orders no delivery brought (catchUpCheck.ts). */
+	trigger = catchUpCheckWith(() => this.process);
 }

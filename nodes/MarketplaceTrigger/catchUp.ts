@@ -14,9 +14,9 @@
  * - the previous catch-up stopped at MAX_CAUGHT_UP_PER_RUN.
  * - an order.created is sent again after the in-flight margin and the cursor has not passed it: in
  *   queue mode another process may be catching it up right now (below).
- * The trigger's own catch-up requests (catchUpRequests.ts) move it too, without a delivery: after n8n
+ * The catch-up check of trigger() (catchUpCheck.ts) moves it too, without a delivery: after n8n
  * starts or the workflow is activated, every QUIET_CHECK_MS while no delivery does, and a minute
- * after a read that saw orders too recent for its window (`dueWindow`, `selfStarted`).
+ * after a read that saw orders too recent for its window (`checkDue`; `dueWindow`, `selfStarted`).
  * The window ends IN_FLIGHT_MS before the delivery's event (orders that recent may still have a
  * delivery under way), or before the attempt of an order sent again, or, after a re-enable, when the
  * endpoint worked again (nothing was under way).
@@ -29,18 +29,28 @@
  * - within a process, a catch-up and a delivery of the same order wait for each other (in-flight keys);
  * - across processes (queue mode), after its read a no-op write with an Idempotency-Key made from the
  *   endpoint and the window's start claims the window: only the process whose write is not a replay
- *   (`Idempotent-Replayed: true`) emits the orders. The delivery that catches up is answered by the
- *   trigger itself, so n8n saves the cursor and the keys before its run starts. An order sent again
+ *   (`Idempotent-Replayed: true`) emits the orders. n8n saves the cursor and the keys of the request
+ *   that caught up before its run starts (receive.ts). An order sent again
  *   while another process holds its window's claim (its save may not show yet) is answered 503: the
  *   service's next attempt finds it caught up, or finds the cursor past the claimed window.
  */
-import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
 import { readAll } from '../shared/transport/pagination';
 import { isoSeconds } from '../shared/transport/queryEncoding';
-import { apiRequest, type TransportSettings } from '../shared/transport/request';
-import type { EndpointMemory } from './memory';
-import { ORDER_CREATED, orderKey, type EndpointStore, type MissedEventsNotice } from './store';
+import {
+	apiRequest,
+	type TransportContext,
+	type TransportSettings,
+} from '../shared/transport/request';
+import type { EndpointMemory, KeyToSave } from './memory';
+import {
+	caughtUpKeptUntil,
+	ORDER_CREATED,
+	orderKey,
+	type EndpointStore,
+	type MissedEventsNotice,
+} from './store';
 
 /** Orders created this close before the delivery that catches up may have a delivery under way (answers take up to 10 s). */
 export const IN_FLIGHT_MS = 15_000;
@@ -48,14 +58,8 @@ export const IN_FLIGHT_MS = 15_000;
 /** In steady traffic the order list is read at most this often (the quota is 120 requests a minute per key). */
 export const CATCH_UP_INTERVAL_MS = 60_000;
 
-/** With no delivery catching up, the trigger's own catch-up requests read the order list this often. */
+/** With no delivery catching up, the catch-up check of trigger() reads the order list this often. */
 export const QUIET_CHECK_MS = 5 * 60_000;
-
-/** The type of the trigger's own catch-up request (catchUpRequests.ts); the service's types never start with "n8n.". */
-export const CATCH_UP_REQUEST_TYPE = 'n8n.marketplace-trigger.catch-up';
-
-/** Catch-up requests are at least this far apart. */
-export const MIN_CHECK_GAP_MS = 5_000;
 
 /**
  * Orders one run brings at most: the list has no pages, so one read returns every order since the
@@ -76,7 +80,7 @@ export interface CatchUpWindow {
  * again after the in-flight margin that the cursor has not passed: its window reaches that margin
  * before the attempt and is always due, so the delivery takes part in the claim across processes.
  *
- * A catch-up request (`selfStarted`, `eventAt` its arrival) finds a window due on its own terms, so
+ * A catch-up check (`selfStarted`, `eventAt` its time) finds a window due on its own terms, so
  * that quiet times cost one read every QUIET_CHECK_MS: the first since this process started,
  * QUIET_CHECK_MS since the cursor, or, a minute after this process's last read, orders that read saw
  * after its window (`memory.marginKeys`) and that have not run since, or a backlog.
@@ -113,7 +117,7 @@ export function dueWindow(
 }
 
 /**
- * When a catch-up request reads again whatever the cursor says: a minute after this process's last
+ * When a catch-up check reads again whatever the cursor says: a minute after this process's last
  * read, while that read left a backlog or saw orders after its window that have not run since;
  * otherwise never (Infinity).
  */
@@ -125,19 +129,21 @@ function readAgainAt(store: EndpointStore, memory: EndpointMemory, nowMs: number
 }
 
 /**
- * When the next catch-up request is worth sending, in ms from `nowMs` (the transport's clock): a
- * minute after the last read while it left orders to look at again (or a backlog), else
- * QUIET_CHECK_MS after the cursor (which any process's catch-up moves), at least `minMs` away.
+ * Whether trigger()'s catch-up check is due at `nowMs`: the first since this process started, a
+ * minute after a read that left orders to look at again (or a backlog), or QUIET_CHECK_MS after the
+ * last check or read of this process (a delivery's catch-up counts, so steady traffic needs none).
  */
-export function nextCheckInMs(
+export function checkDue(
 	store: EndpointStore,
 	memory: EndpointMemory,
 	nowMs: number,
-	minMs: number,
-): number {
-	const quietAt = (store.cursor ?? nowMs) + IN_FLIGHT_MS + QUIET_CHECK_MS;
-	const again = readAgainAt(store, memory, nowMs);
-	return Math.min(QUIET_CHECK_MS, Math.max(minMs, Math.min(quietAt, again) - nowMs));
+	lastCheckAt: number,
+): boolean {
+	return (
+		!memory.caughtUpSinceStart ||
+		readAgainAt(store, memory, nowMs) <= nowMs ||
+		nowMs - Math.max(lastCheckAt, memory.lastReadAt) >= QUIET_CHECK_MS
+	);
 }
 
 export type CatchUpResult =
@@ -170,7 +176,7 @@ function caughtUpEvent(
  * added them. Throws what the transport throws (the caller answers 503 for a transient failure).
  */
 export async function catchUpOrders(
-	ctx: IWebhookFunctions,
+	ctx: TransportContext,
 	window: CatchUpWindow,
 	store: EndpointStore,
 	memory: EndpointMemory,
@@ -197,7 +203,7 @@ export async function catchUpOrders(
 				!memory.inFlight.has(key),
 		);
 	memory.lastReadAt = nowMs;
-	// orders too recent for this window: their delivery may be under way; a catch-up request looks again
+	// orders too recent for this window: their delivery may be under way; a catch-up check looks again
 	memory.marginKeys = unrun.filter(({ at }) => !(at < window.to)).map(({ key }) => key);
 	const missed = unrun
 		.filter(({ at }) => at < window.to)
@@ -225,4 +231,13 @@ export async function catchUpOrders(
 		events: taken.map(({ order }) => caughtUpEvent(order, { from: window.from, to }, withCurrent)),
 		to,
 	};
+}
+
+/** The keys of caught-up orders: kept in `seen` as long as the service may still deliver their event. */
+export function caughtUpKeys(caughtUp: IDataObject[], nowMs: number): KeyToSave[] {
+	return caughtUp.map((item) => ({
+		section: 'seen',
+		key: orderKey((item.data as IDataObject).orderId),
+		untilMs: caughtUpKeptUntil(Date.parse(String(item.createdAt)), nowMs),
+	}));
 }

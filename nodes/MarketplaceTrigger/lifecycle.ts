@@ -16,11 +16,9 @@ import {
 	nodeApiError,
 	readFailure,
 } from '../shared/transport/transportErrors';
-import { startCatchUpRequests } from './catchUpRequests';
 import { startSampleDelivery } from './listening';
 import type { TriggerProcess } from './memory';
 import { checkReachability } from './reachability';
-import { writePending } from './saveViaOwnWebhook';
 import { rotateSecret, secretOf, withNewSecret } from './secrets';
 import {
 	EndpointStore,
@@ -263,7 +261,7 @@ export async function checkEndpointExists(
 	startCatchUp(ctx, store, undefined);
 	store.writeBack(now);
 	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, process, endpoint.id, url);
-	startCatchUpRequests(ctx, process, url, record.secret);
+	else activeAt(ctx, process, url, endpoint.id);
 	return true;
 }
 
@@ -386,7 +384,7 @@ export async function createEndpoint(
 		async () => await removeUnreached(ctx, endpoint.id, url),
 	);
 	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, process, endpoint.id, url);
-	startCatchUpRequests(ctx, process, url, secret);
+	else activeAt(ctx, process, url, endpoint.id);
 	return true;
 }
 
@@ -464,9 +462,17 @@ export async function deleteEndpoint(
 		);
 	}
 	store.clearRecord();
-	writePending(store, process.forget(ctx.getWorkflow().id ?? '', url));
+	// the keys this process has not confirmed go into the static data n8n saves after this hook
+	for (const key of process.forget(ctx.getWorkflow().id ?? '', url)?.pending.values() ?? [])
+		store.add(key);
+	if (ctx.getMode() !== 'manual') process.activeEndpoints.delete(ctx.getWorkflow().id ?? '');
 	store.writeBack(transportClock().now());
 	return true;
+}
+
+/** Where trigger() of this workflow checks for missed orders (n8n runs it after the hooks, in the same process). */
+function activeAt(ctx: IHookFunctions, process: TriggerProcess, url: string, endpointId: number) {
+	process.activeEndpoints.set(ctx.getWorkflow().id ?? '', { url, endpointId });
 }
 
 /** webhookMethods.default of the node: each hook with this process's part of the trigger. */

@@ -20,34 +20,17 @@ import {
 	unreachableMessage,
 	type DeliveryOutcome,
 } from './reachability';
-import { TEST_EVENT_TYPE } from './receive';
-import { postToOwnWebhook } from './saveViaOwnWebhook';
 import { EndpointStore } from './store';
 
-/** Ends the listening with `message`: a signed webhook.test of the trigger's own to the test URL. */
+/** Ends the listening with `message` (in n8n's log; the listening ends at n8n's own timeout). */
 async function endListening(
 	ctx: IHookFunctions,
 	url: string,
 	endpointId: number,
-	secret: string | undefined,
+	_secret: string | undefined,
 	message: string,
 ): Promise<void> {
 	ctx.logger.warn(message, { url, endpointId });
-	if (!secret) return;
-	try {
-		await postToOwnWebhook(ctx, { url, tls: false }, secret, {
-			idPrefix: 'msg_sample',
-			type: TEST_EVENT_TYPE,
-			data: { webhookEndpointId: endpointId, sampleProblem: message },
-		});
-	} catch (error) {
-		// a 500 is the answer n8n gives for the failed test run: the message reached the editor
-		const failure = readFailure(error);
-		if (!/status code 500/.test(failure.message))
-			ctx.logger.warn(
-				`Marketplace Trigger could not post the notice to its own test URL ${url}: ${failure.message}`,
-			);
-	}
 }
 
 /**

@@ -1,12 +1,12 @@
 /**
  * What this n8n process holds for the Marketplace Trigger beyond the workflow's static data (which
- * n8n loads anew for every request and may overwrite with an older copy, see saveViaOwnWebhook.ts):
- * the trigger's settings (schedules and clock, injected through the node's constructor) and one
+ * n8n loads anew for every request, and which a save of another process may overwrite with an older
+ * copy): the trigger's settings (schedules and clock, injected through the node's constructor) and one
  * registry of endpoint memories. n8n keeps one instance of a node type per process, so the registry
  * lives on that instance; an endpoint's memory is forgotten when its workflow is deactivated, and all
  * of it when the process ends.
  */
-import type { IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type { ITriggerFunctions } from 'n8n-workflow';
 
 import { transportClock } from '../shared/transport/clock';
 import type { VerifyFailure } from '../shared/webhookVerifier';
@@ -18,32 +18,22 @@ export type KeySection = 'seen' | 'orders';
 export interface TriggerSettings {
 	clock: { now(): number; sleep(ms: number): Promise<void> };
 	/**
-	 * The save loop of an endpoint sends at most one save request this often, carrying every pending
-	 * key: each is a webhook request as costly as a delivery, and the service's shortest retry gap is a
-	 * minute, so a second is soon enough.
+	 * A key this process accepted stays pending (added to every static data this process writes) until
+	 * a request that began this long after its acceptance reads it back: no request of another process
+	 * that read an older copy can still be under way then (each answers within the service's 10 s).
 	 */
-	saveEveryMs: number;
-	/**
-	 * ...but after a quiet moment the keys are saved once their burst pauses this long (at the latest
-	 * saveEveryMs after its first key): a restart of n8n right after an event loses less
-	 */
-	firstSaveMs: number;
-	/** a save request this long after a key's acceptance confirms it: longer than any request of the trigger */
 	confirmAfterMs: number;
-	/** when every pending key is saved, a request only to confirm some goes out at most this often (it confirms every key due by then) */
-	confirmEveryMs: number;
-	/** save requests that may fail, or find a key missing, before it is given up on */
-	maxFailedSaves: number;
 	/** the sample of "Listen for test event": first asked for `firstMs` after create(), then every `retryMs`, `attempts` times */
 	sample: { firstMs: number; retryMs: number; attempts: number };
 	/** a test delivery the service has not attempted yet is read again `pendingReads` times, `pendingWaitMs` apart */
 	probe: { pendingReads: number; pendingWaitMs: number };
 	/**
-	 * the trigger's own catch-up (catchUpRequests.ts): the first catch-up request `firstMs` after
-	 * activation or n8n's start (orders created up to the in-flight margin before it are in its
-	 * window); one that failed is sent again `retryMs` later. `firstMs` Infinity: none (tests)
+	 * the catch-up check of trigger() (catchUpCheck.ts): the first `firstMs` after activation or n8n's
+	 * start; one that failed is tried again `retryMs` later. `firstMs` Infinity: none (tests)
 	 */
-	catchUpRequest: { firstMs: number; retryMs: number };
+	catchUpCheck: { firstMs: number; retryMs: number };
+	/** registers trigger()'s wake-up (n8n's cron by default); returns what stops it besides n8n */
+	wake: (ctx: ITriggerFunctions, onWake: () => Promise<void>) => () => void;
 }
 
 export const DEFAULT_SETTINGS: TriggerSettings = {
@@ -52,58 +42,27 @@ export const DEFAULT_SETTINGS: TriggerSettings = {
 		now: () => transportClock().now(),
 		sleep: async (ms) => await transportClock().sleep(ms),
 	},
-	saveEveryMs: 1_000,
-	firstSaveMs: 250,
-	confirmAfterMs: 10_000,
-	confirmEveryMs: 5_000,
-	maxFailedSaves: 8,
+	confirmAfterMs: 15_000,
 	sample: { firstMs: 500, retryMs: 1_000, attempts: 6 },
 	probe: { pendingReads: 5, pendingWaitMs: 1_000 },
-	catchUpRequest: { firstMs: 20_000, retryMs: 60_000 },
+	catchUpCheck: { firstMs: 20_000, retryMs: 60_000 },
+	wake: (ctx, onWake) => {
+		// n8n removes the cron on deactivation, shutdown and when this main stops leading
+		ctx.helpers.registerCron({ expression: WAKE_EXPRESSION }, () => void onWake());
+		return () => {};
+	},
 };
 
-/** A key this process added and has not yet seen confirmed in the static data. */
+/** n8n's cron wakes trigger()'s catch-up check this often; most wakes find nothing due and send nothing. */
+export const WAKE_EXPRESSION = '*/20 * * * * *';
+
+/** A key this process accepted and has not yet read back from the static data (TriggerSettings.confirmAfterMs). */
 export interface PendingKey {
 	section: KeySection;
 	key: string;
 	/** `seen`: kept until then; `orders`: the order's creation time (kept until the cursor passes it) */
 	untilMs: number;
 	acceptedAt: number;
-	/** a save request wrote it or found it written */
-	saved: boolean;
-	/** save requests that failed or found it missing; one that found it written is no reason to give up */
-	failedSaves: number;
-	/** once saved: the last request of this process begun by then (those may hold a copy without it) */
-	savedAtSeq?: number;
-}
-
-/** Where this process's own listener is: the address a delivery arrived on, with the path it was served at. */
-export interface OwnListener {
-	url: string;
-	/** the listener serves https (N8N_PROTOCOL=https): its certificate names the public host, not this address */
-	tls: boolean;
-}
-
-/** How this process reaches its own webhook for one endpoint (saveViaOwnWebhook.ts): the newest of each part. */
-export interface OwnWebhook {
-	/** the newest request's or activation hook's context: the loops send with its `helpers.httpRequest` after it ended */
-	ctx?: IWebhookFunctions | IHookFunctions;
-	/** the listener the newest production request of this endpoint arrived on (never the public URL) */
-	listener?: OwnListener;
-	/** the endpoint's signing secret, as the newest request or hook read it */
-	secret?: string;
-}
-
-/** The save loop of one endpoint (saveViaOwnWebhook.ts). */
-export interface SaveLoop {
-	running: boolean;
-	/** why the last save request failed, if it did; cleared by the next one that works */
-	lastError?: string;
-	/** keys given up on since an item last reported it */
-	givenUp: number;
-	/** when the last save request went out, and when the last key was queued (the settings' clock) */
-	lastSentAt: number;
-	lastQueuedAt: number;
 }
 
 /** Deliveries refused since the last accepted event (reported on that event's item). */
@@ -136,40 +95,39 @@ export class EndpointMemory {
 	/** the last catch-up stopped at the most orders one run brings: the next delivery goes on */
 	backlog = false;
 	refusals?: Refusals;
-	readonly saveLoop: SaveLoop = {
-		running: false,
-		givenUp: 0,
-		lastSentAt: -Infinity,
-		lastQueuedAt: -Infinity,
-	};
-	/** how the loops of this endpoint reach this process's webhook */
-	readonly own: OwnWebhook = {};
-	/** the loop of catch-up requests (catchUpRequests.ts) */
-	readonly catchUpLoop = { running: false };
 	/** when this process last read the order list to catch up (the transport's clock) */
 	lastReadAt = -Infinity;
-	/** order keys that last read found after its window and not run: the next catch-up request reads again for them */
+	/** order keys that last read found after its window and not run: the next catch-up check reads again for them */
 	marginKeys: string[] = [];
-	/** set when the workflow was deactivated: the loops stop */
+	/** set when the workflow was deactivated */
 	forgotten = false;
-
-	/** requests of this process under way, by the sequence number they began with (TriggerProcess.beginRequest) */
-	readonly open = new Set<number>();
-	/** the sequence number of the last request begun */
-	lastSeq = 0;
-
-	/** True when a request of this process that began at or before `seq` is still under way. */
-	busySince(seq: number): boolean {
-		for (const open of this.open) if (open <= seq) return true;
-		return false;
-	}
 
 	/** True when this process added `key` to `section` and it is not confirmed (a `seen` key only until it expires). */
 	holds(section: KeySection, key: string, nowMs: number): boolean {
 		const entry = this.pending.get(pendingName(section, key));
 		return entry !== undefined && (section === 'orders' || entry.untilMs > nowMs);
 	}
+
+	/** Marks `keys` as being processed (a delivery of one of them waits); returns what ends that. */
+	hold(keys: string[]): () => void {
+		let release: () => void = () => {};
+		const held = new Promise<void>((resolve) => (release = resolve));
+		for (const key of keys) this.inFlight.set(key, held);
+		return () => {
+			for (const key of keys) this.inFlight.delete(key);
+			release();
+		};
+	}
+
+	/** Adds keys this process accepted at `nowMs`. */
+	accept(keys: KeyToSave[], nowMs: number): void {
+		for (const { section, key, untilMs } of keys)
+			this.pending.set(pendingName(section, key), { section, key, untilMs, acceptedAt: nowMs });
+	}
 }
+
+/** A key to record: its section and until when it is kept (`orders`: the order's creation time). */
+export type KeyToSave = Pick<PendingKey, 'section' | 'key' | 'untilMs'>;
 
 /** The name a key is pending under: the same key may be pending in both sections. */
 export function pendingName(section: KeySection, key: string): string {
@@ -180,22 +138,15 @@ export function pendingName(section: KeySection, key: string): string {
 export class TriggerProcess {
 	readonly settings: TriggerSettings;
 	private readonly endpoints = new Map<string, EndpointMemory>();
+	/** the last check of n8n's deduplication store in this process: the next waits for it (run.ts) */
+	runKeys: Promise<void> = Promise.resolve();
+	/** the production endpoint of each active workflow, as its activation hook left it: where trigger() checks */
+	readonly activeEndpoints = new Map<string, { url: string; endpointId: number }>();
 	/** sample deliveries being asked for, by endpoint id (listening.ts) */
 	readonly listenings = new Map<number, Promise<void>>();
 
 	constructor(settings: Partial<TriggerSettings> = {}) {
 		this.settings = { ...DEFAULT_SETTINGS, ...settings };
-	}
-
-	/**
-	 * A request to the endpoint at `url` of workflow `workflowId` begins (and reads the static data
-	 * now): the endpoint's memory, made on first use, and what notes the request's end.
-	 */
-	beginRequest(workflowId: string, url: string): { memory: EndpointMemory; end: () => void } {
-		const memory = this.memoryOf(workflowId, url);
-		const seq = ++memory.lastSeq;
-		memory.open.add(seq);
-		return { memory, end: () => memory.open.delete(seq) };
 	}
 
 	/** The memory of the endpoint at `url` of workflow `workflowId`, made on first use. */

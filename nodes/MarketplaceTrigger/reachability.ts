@@ -19,7 +19,12 @@
 import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
+import {
+	apiRequest,
+	newIdempotencyKey,
+	type TransportContext,
+	type TransportSettings,
+} from '../shared/transport/request';
 import {
 	errorObjectOf,
 	isTransient,
@@ -175,7 +180,7 @@ export function unreachableMessage(
 
 /** Reads the endpoint's newest deliveries for one of them (a record answered before its attempt was made). */
 async function readDelivery(
-	ctx: IHookFunctions,
+	ctx: TransportContext,
 	endpointId: number,
 	deliveryId: number,
 ): Promise<DeliveryOutcome | undefined> {
@@ -198,7 +203,7 @@ async function readDelivery(
  * made (or the last record read). Errors of the Test call are thrown as the transport made them.
  */
 export async function testDelivery(
-	ctx: IHookFunctions,
+	ctx: TransportContext,
 	endpointId: number,
 	settings: TriggerSettings,
 ): Promise<DeliveryOutcome> {

@@ -3,26 +3,22 @@
  *
  * 1. verify: the Standard Webhooks signature over the raw body bytes, with the record's secret(s);
  *    a failure is answered 401 and starts nothing (refusals.ts says what to check).
- * 2. what kind of message: a save request of the trigger's own (saveViaOwnWebhook.ts) is received
- *    and answered; a catch-up request of its own (catchUpRequests.ts) catches up the window due
- *    (`catchUpNow`, step 3b without an event); webhook.test on a test URL gets a sample (sample.ts);
- *    types not subscribed get 2xx.
+ * 2. what kind of message: webhook.test on a test URL gets a sample (sample.ts); on the production
+ *    URL it is the catch-up check trigger() asked the service for (catchUpCheck.ts), so the orders a
+ *    gap lost are read here, with the static data as saved (`catchUpNow`); types not subscribed get 2xx.
  * 3. the event (`acceptEvent`):
  *    a. duplicate? by its delivery key (and an order.created by its order key) against the store and
  *       this process's pending keys; concurrent copies in this process wait for the first. 2xx, no run.
  *    b. enrich: the current state (option), and the orders a gap may have lost (catchUp.ts). A
  *       transient failure is answered 503 and nothing is added, so the service's retry is processed.
- *    c. record: the keys go to this process's pending keys and the save loop (saveViaOwnWebhook.ts).
- *    d. emit: the items, answered by n8n once it registered the run (which paces the service to what
- *       n8n can run); or by the trigger itself when the request changed the record or caught up,
- *       so that n8n saves the static data before the run starts.
+ *    c. record: the keys go into the store and this process's pending keys.
+ *    d. hand over: the items go to a run, and the run answers the service once it has started
+ *       (run.ts), so the service is paced to what n8n can start.
  *
- * Who answers decides what n8n saves (n8n 2.41.1, re-check on an upgrade; CONTRIBUTING.md lists
- * the internals and their tests): static data changed in webhook() is saved by the response
- * callback of `LiveWebhooks.executeWebhook` before the run for requests the node answers itself
- * (`noWebhookResponse`) and for requests that start no run, but not for "onReceived" answers n8n
- * gives after `WorkflowRunner.run()`, which wraps the static data in a new Workflow and so clears
- * its changed flag. The description's `responseData: ''` makes n8n send the node's `webhookResponse`.
+ * Every request ends in `saveAndHandOver`, the one place that decides what n8n saves: its result says
+ * `noWebhookResponse`, and for such a result n8n saves the static data the request changed before it
+ * starts a run (n8n 2.41.1 saves nothing webhook() changed when n8n itself answers after starting
+ * the run). So the static data never waits for a request of the trigger's own.
  */
 import type {
 	IDataObject,
@@ -38,28 +34,16 @@ import { isTransient, readFailure } from '../shared/transport/transportErrors';
 import { verifyWebhook, type VerifyFailure } from '../shared/webhookVerifier';
 import { WITHIN_ANSWER_LIMIT } from './answerLimit';
 import {
-	CATCH_UP_REQUEST_TYPE,
 	catchUpOrders,
+	caughtUpKeys,
 	dueWindow,
 	IN_FLIGHT_MS,
-	MIN_CHECK_GAP_MS,
-	nextCheckInMs,
 	type CatchUpWindow,
 } from './catchUp';
-import { ensureCatchUpRequests } from './catchUpRequests';
-import type { EndpointMemory, TriggerProcess } from './memory';
+import type { EndpointMemory, KeyToSave, TriggerProcess } from './memory';
 import { recoverSecret, refuse } from './refusals';
 import { answerWithSample } from './sample';
 import {
-	ownListenerOf,
-	queueSave,
-	receiveSaveRequest,
-	SAVE_REQUEST_TYPE,
-	storageWarning,
-	type KeyToSave,
-} from './saveViaOwnWebhook';
-import {
-	caughtUpKeptUntil,
 	deliveryKey,
 	deliveryKeptUntil,
 	EndpointStore,
@@ -94,7 +78,6 @@ type RawRequest = ReturnType<IWebhookFunctions['getRequestObject']> & {
 /** One request: what every step reads, read once. */
 interface Delivery {
 	ctx: IWebhookFunctions;
-	process: TriggerProcess;
 	request: RawRequest;
 	/** the transport's clock, read once for the whole request */
 	now: number;
@@ -110,26 +93,26 @@ export function receiveWith(process: () => TriggerProcess) {
 	return async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		const url = servedUrl(this);
 		const trigger = process();
-		const { memory, end } = trigger.beginRequest(this.getWorkflow().id ?? '', url);
-		try {
+		const memory = trigger.memoryOf(this.getWorkflow().id ?? '', url);
+		const now = transportClock().now();
+		{
 			const d: Delivery = {
 				ctx: this,
-				process: trigger,
 				request: this.getRequestObject() as RawRequest,
-				now: transportClock().now(),
+				now,
 				memory,
-				store: EndpointStore.read(this.getWorkflowStaticData('node'), url, memory),
+				store: EndpointStore.read(this.getWorkflowStaticData('node'), url, memory, {
+					nowMs: now,
+					afterMs: trigger.settings.confirmAfterMs,
+				}),
 			};
-			// where this process's loops reach its webhook (the activation check's test delivery comes here first)
-			if (this.getMode() === 'webhook')
-				memory.own.listener = ownListenerOf(d.request) ?? memory.own.listener;
 
 			// 1. verify
 			if (!Buffer.isBuffer(d.request.rawBody) && typeof d.request.readRawBody === 'function')
 				await d.request.readRawBody();
 			const rawBody = Buffer.isBuffer(d.request.rawBody) ? d.request.rawBody : undefined;
 			if (!rawBody)
-				return reply(d, 500, {
+				return answer(d, 500, {
 					error: 'raw-body-unavailable',
 					message: 'The request body could not be read',
 				});
@@ -142,7 +125,7 @@ export function receiveWith(process: () => TriggerProcess) {
 			if (!verdict.ok) {
 				// the activation check's test delivery, before n8n saved the secret: it proves n8n is reachable, refused as expected
 				if (isActivationProbe(rawBody, verdict.reason))
-					return reply(d, 401, { error: 'invalid-signature', reason: verdict.reason });
+					return answer(d, 401, { error: 'invalid-signature', reason: verdict.reason });
 				const webhookId = d.request.headers['webhook-id'];
 				const refusal = await refuse(
 					this,
@@ -153,19 +136,16 @@ export function receiveWith(process: () => TriggerProcess) {
 					d.now,
 					WITHIN_ANSWER_LIMIT,
 				);
-				return reply(d, 401, refusal);
+				return answer(d, 401, refusal);
 			}
 			const event = parseEnvelope(rawBody);
 			if (!event)
-				return reply(d, 400, {
+				return answer(d, 400, {
 					error: 'malformed-event',
 					message: 'The body is not an event envelope',
 				});
 
 			// 2. what kind of message
-			if (event.type === SAVE_REQUEST_TYPE)
-				return reply(d, 200, receiveSaveRequest(d.store, event.data as IDataObject));
-			if (event.type === CATCH_UP_REQUEST_TYPE) return await catchUpNow(d);
 			memory.lastVerifiedAt = d.now;
 			// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
 			// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
@@ -178,32 +158,16 @@ export function receiveWith(process: () => TriggerProcess) {
 					: false;
 			const options = this.getNodeParameter('options', {}) as ReceiveOptions;
 			const subscribed: string[] = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
-			// every process the service reaches sends catch-up requests to its own listener
-			const secret = d.store.record?.secret;
-			if (
-				this.getMode() === 'webhook' &&
-				secret &&
-				options.catchUpMissedOrders !== false &&
-				subscribed.includes(ORDER_CREATED)
-			) {
-				Object.assign(memory.own, { ctx: this, secret });
-				ensureCatchUpRequests(d.process.settings, memory);
-			}
 			if (event.type === TEST_EVENT_TYPE) {
 				const sample = await answerWithSample(this, event, subscribed, options);
 				if (sample) return sample;
-				if (options.emitTestEvents !== true)
-					return acknowledge(d, 'test-event', {
-						hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries',
-					});
+				if (options.emitTestEvents !== true) return await catchUpNow(d, options, subscribed);
 			} else if (!subscribed.includes(event.type)) {
 				return acknowledge(d, 'event-type-not-subscribed', { type: event.type });
 			}
 
 			// 3. the event
 			return await acceptEvent(d, event, verdict, options, subscribed, recovered);
-		} finally {
-			end();
 		}
 	};
 }
@@ -247,7 +211,7 @@ async function acceptEvent(
 				`Marketplace Trigger could not read the current state of ${event.id}; asking the service to retry`,
 				state.retryLater,
 			);
-			return reply(d, 503, {
+			return answer(d, 503, {
 				error: 'current-state-unavailable',
 				retry: true,
 				...state.retryLater,
@@ -256,7 +220,7 @@ async function acceptEvent(
 		const catchUp =
 			production && options.catchUpMissedOrders !== false && subscribed.includes(ORDER_CREATED);
 		const noticeDue = noticeDueOf(d);
-		const hold = (held: string[]) => (releaseCaughtUp = holdKeys(memory, held));
+		const hold = (held: string[]) => (releaseCaughtUp = memory.hold(held));
 		const eventAt = Date.parse(event.createdAt);
 		// an order sent again (its attempt came after the in-flight margin) that the cursor has not
 		// passed: another process may be catching it up right now, so this delivery takes part in the claim
@@ -272,13 +236,13 @@ async function acceptEvent(
 			? dueWindow(store, memory, { eventAt, resentAt: resent ? sentAt : undefined }, noticeDue)
 			: undefined;
 		const caught = window ? await catchUpMissed(d, window, options, hold) : { items: [], note: {} };
-		if ('retryLater' in caught) return reply(d, 503, caught.retryLater);
+		if ('retryLater' in caught) return answer(d, 503, caught.retryLater);
 		if (resent && caught.note.catchUp === 'claimed-by-another-process') {
 			// that process may have brought this order; once its save shows, the service's next attempt is a duplicate
 			ctx.logger.info(
 				`Marketplace Trigger: order ${String(event.data.orderId)} was sent again while another n8n process catches up its window; asking the service to retry`,
 			);
-			return reply(d, 503, { error: 'catch-up-in-another-process', retry: true });
+			return answer(d, 503, { error: 'catch-up-in-another-process', retry: true });
 		}
 
 		// c. record: the keys this run makes known, saved by the save loop
@@ -296,9 +260,8 @@ async function acceptEvent(
 			...caught.items.map((item) => ({ json: { ...item, notice: json.notice } })),
 			{ json },
 		];
-		const answer = { received: true, id: event.id };
-		if (noticeDue || recovered || caught.items.length > 0) return reply(d, 200, answer, [items]);
-		return { webhookResponse: answer, workflowData: [items] };
+		if (recovered) ctx.logger.info('Marketplace Trigger holds the signing secret again');
+		return saveAndHandOver(d, items);
 	} finally {
 		releaseCaughtUp();
 		release();
@@ -306,21 +269,26 @@ async function acceptEvent(
 }
 
 /**
- * Step 2, a catch-up request of the trigger's own (catchUpRequests.ts): the window due, if any, is
- * caught up like a delivery's (step 3b) and its orders emitted; the answer says when the next
- * request is worth sending, or that none is (`stop`).
+ * Step 2, a verified webhook.test on the production URL (Emit Test Events off): the catch-up check
+ * trigger() asked the service for (catchUpCheck.ts). The window due, if any, is caught up like a
+ * delivery's (step 3b) and its orders go to a run; with none due, or the catch-up off, it is answered
+ * 2xx and starts nothing.
  */
-async function catchUpNow(d: Delivery): Promise<IWebhookResponseData> {
+async function catchUpNow(
+	d: Delivery,
+	options: ReceiveOptions,
+	subscribed: string[],
+): Promise<IWebhookResponseData> {
 	const { ctx, store, memory, now } = d;
-	const options = ctx.getNodeParameter('options', {}) as ReceiveOptions;
-	const subscribed = normaliseEventTypes(ctx.getNodeParameter('eventTypes', []));
+	const testEvent = {
+		hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries',
+	};
 	if (
 		ctx.getMode() !== 'webhook' ||
 		options.catchUpMissedOrders === false ||
 		!subscribed.includes(ORDER_CREATED)
 	)
-		return answerWithoutSaving(d, { received: true, ignored: 'catch-up-off', stop: true });
-	const cursorBefore = store.cursor;
+		return acknowledge(d, 'test-event', testEvent);
 	// nothing says what came before: the cursor starts where this request's window would end
 	if (store.cursor === undefined)
 		store.setCursor((memory.cursor = Math.max(memory.cursor, now - IN_FLIGHT_MS)));
@@ -328,24 +296,21 @@ async function catchUpNow(d: Delivery): Promise<IWebhookResponseData> {
 	const window = dueWindow(store, memory, { eventAt: now, selfStarted: true }, noticeDue);
 	let releaseCaughtUp = () => {};
 	try {
-		const hold = (held: string[]) => (releaseCaughtUp = holdKeys(memory, held));
+		const hold = (held: string[]) => (releaseCaughtUp = memory.hold(held));
 		const caught = window ? await catchUpMissed(d, window, options, hold) : { items: [], note: {} };
-		if ('retryLater' in caught) return reply(d, 503, caught.retryLater);
-		const answer = {
-			received: true,
-			...caught.note,
-			nextCheckInMs: nextCheckInMs(store, memory, now, MIN_CHECK_GAP_MS),
-		};
+		if ('retryLater' in caught) return answer(d, 503, caught.retryLater);
 		if (caught.items.length === 0)
-			return store.cursor !== cursorBefore ? reply(d, 200, answer) : answerWithoutSaving(d, answer);
+			return acknowledge(d, 'test-event', { ...testEvent, ...caught.note });
 		recordKeys(d, caughtUpKeys(caught.items, now));
 		// the notice goes with the orders it explains; with none, the next event shows it
 		const notice = noticeDue && { ...noticeDue, ...caught.note };
 		if (noticeDue) noticeShown(d, noticeDue);
-		const items = caught.items.map((item) => ({
-			json: notice ? { ...item, notice: notice as unknown as IDataObject } : item,
-		}));
-		return reply(d, 200, answer, [items]);
+		return saveAndHandOver(
+			d,
+			caught.items.map((item) => ({
+				json: notice ? { ...item, notice: notice as unknown as IDataObject } : item,
+			})),
+		);
 	} finally {
 		releaseCaughtUp();
 	}
@@ -366,13 +331,10 @@ function noticeShown(d: Delivery, notice: MissedEventsNotice): void {
 	d.store.recordChanged();
 }
 
-/** Step 3c: the keys go to this process's pending keys and its save loop (production), else into the store. */
+/** Step 3c: the keys go into the store and, on the production URL, this process's pending keys. */
 function recordKeys(d: Delivery, keys: KeyToSave[]): void {
-	const listener = ownListenerOf(d.request);
-	const secret = d.store.record?.secret;
-	if (d.ctx.getMode() === 'webhook' && secret && listener)
-		queueSave(d.process.settings, d.memory, { ctx: d.ctx, listener, secret }, keys);
-	else for (const one of keys) d.store.add(one);
+	for (const one of keys) d.store.add(one);
+	if (d.ctx.getMode() === 'webhook') d.memory.accept(keys, d.now);
 }
 
 /** The keys a run of `event` makes known: its delivery, its order (with the catch-up on), the orders it caught up. */
@@ -390,15 +352,6 @@ function keysOf(
 	if (order && Number.isFinite(createdAt))
 		keys.push({ section: 'orders', key: order, untilMs: createdAt });
 	return [...keys, ...caughtUpKeys(caughtUp, nowMs)];
-}
-
-/** The keys of caught-up orders: kept in `seen` as long as the service may still deliver their event. */
-function caughtUpKeys(caughtUp: IDataObject[], nowMs: number): KeyToSave[] {
-	return caughtUp.map((item) => ({
-		section: 'seen',
-		key: orderKey((item.data as IDataObject).orderId),
-		untilMs: caughtUpKeptUntil(Date.parse(String(item.createdAt)), nowMs),
-	}));
 }
 
 /** What step 3b's catch-up brought: caught-up order items and what the notice says of them, or a 503 to answer. */
@@ -459,53 +412,36 @@ function itemOf(
 		json.refusedDeliveries = { ...d.memory.refusals };
 		d.memory.refusals = undefined;
 	}
-	const warning = storageWarning(d.memory);
-	if (warning) json.storageWarning = warning;
 	return json;
 }
 
-/** An answer of the trigger's own: n8n saves the static data (what the store changed) before anything else. */
-function reply(
-	d: Delivery,
-	status: number,
-	body: IDataObject,
-	workflowData?: INodeExecutionData[][],
-): IWebhookResponseData {
+/**
+ * The end of every request: what the store changed goes into the static data, and the result says
+ * `noWebhookResponse`, for which n8n saves the static data before anything else (and before the run,
+ * when there are `items`). A request that answered already starts no run; one with items leaves the
+ * answer to its run (run.ts), which sends it once the run has started.
+ */
+function saveAndHandOver(d: Delivery, items?: INodeExecutionData[]): IWebhookResponseData {
 	d.store.writeBack(d.now);
-	d.ctx.getResponseObject().status(status).json(body);
-	return workflowData ? { noWebhookResponse: true, workflowData } : { noWebhookResponse: true };
+	return items ? { noWebhookResponse: true, workflowData: [items] } : { noWebhookResponse: true };
 }
 
-/**
- * 200 for a catch-up request that changed nothing: n8n saves nothing, since this request's copy of the
- * static data may be older than what a save request of another process (queue mode) wrote meanwhile.
- */
-function answerWithoutSaving(d: Delivery, body: IDataObject): IWebhookResponseData {
-	d.ctx.getResponseObject().status(200).json(body);
-	return { noWebhookResponse: true };
+/** Answers the request now (it starts no run), then ends it like every request. */
+function answer(d: Delivery, status: number, body: IDataObject): IWebhookResponseData {
+	d.ctx.getResponseObject().status(status).json(body);
+	return saveAndHandOver(d);
 }
 
 /** 2xx for a delivery that starts nothing. */
 function acknowledge(d: Delivery, reason: string, extra: IDataObject = {}): IWebhookResponseData {
-	return reply(d, 200, { received: true, ignored: reason, ...extra });
-}
-
-/** Marks `keys` as being processed by this request; returns what ends that. */
-function holdKeys(memory: EndpointMemory, keys: string[]): () => void {
-	let release: () => void = () => {};
-	const held = new Promise<void>((resolve) => (release = resolve));
-	for (const key of keys) memory.inFlight.set(key, held);
-	return () => {
-		for (const key of keys) memory.inFlight.delete(key);
-		release();
-	};
+	return answer(d, 200, { received: true, ignored: reason, ...extra });
 }
 
 /** Waits while a request of this process processes one of `keys`, then holds them; returns what releases them. */
 async function waitAndHold(memory: EndpointMemory, keys: string[]): Promise<() => void> {
 	const running = () => keys.map((k) => memory.inFlight.get(k)).find(Boolean);
 	for (let other = running(); other; other = running()) await other;
-	return holdKeys(memory, keys);
+	return memory.hold(keys);
 }
 
 /**

@@ -20,9 +20,10 @@
  *   caught up. This process's newest cursor is in its memory (memory.ts) until a save takes it.
  * - missed window (`missed[url]`): a Disabled endpoint that deactivation deleted, told on the first
  *   event after the next activation.
- * - pending key (memory.ts): a key this process added and has not yet seen confirmed in the static data.
- * - saved: a save request (saveViaOwnWebhook.ts) wrote the key into the static data, or found it there;
- *   confirmed: saved, and no save begun before that can overwrite it any more, so it is no longer pending.
+ * - pending key (memory.ts): a key this process accepted and has not yet confirmed: it goes into every
+ *   static data this process writes, since a save of another process may have dropped it.
+ * - confirmed: read back from the static data by a request that began TriggerSettings.confirmAfterMs
+ *   after the key was accepted, when no older copy can be saved over it any more.
  *
  * `endpoints` is removed on deactivation; the other sections stay, so a workflow published again picks
  * up where it stopped.
@@ -166,9 +167,15 @@ export class EndpointStore {
 	 * also holds what the process knows and a save has not taken yet: its newer cursor, a notice it
 	 * already showed (gone), when it last verified a delivery; `ran` also answers from its pending keys.
 	 */
-	static read(data: Bag, url: string, memory?: EndpointMemory): EndpointStore {
+	static read(
+		data: Bag,
+		url: string,
+		memory?: EndpointMemory,
+		confirm?: { nowMs: number; afterMs: number },
+	): EndpointStore {
 		const store = new EndpointStore(data, url, memory);
 		if (!memory) return store;
+		if (confirm) store.confirmPending(memory, confirm.nowMs - confirm.afterMs);
 		if (memory.cursor > (store.cursor ?? -Infinity)) store.setCursor(memory.cursor);
 		const record = store.record;
 		if (!record) return store;
@@ -182,6 +189,18 @@ export class EndpointStore {
 			store.changed.add('endpoints');
 		}
 		return store;
+	}
+
+	/** Pending keys accepted before `acceptedBefore` that this copy holds are confirmed: no longer pending. */
+	private confirmPending(memory: EndpointMemory, acceptedBefore: number): void {
+		for (const [name, pending] of memory.pending) {
+			if (pending.acceptedAt > acceptedBefore) continue;
+			const held =
+				pending.section === 'seen'
+					? this.seen.has(pending.key, pending.untilMs - 1)
+					: this.orders.includes(pending.key) || (this.cursor ?? -Infinity) > pending.untilMs;
+			if (held) memory.pending.delete(name);
+		}
 	}
 
 	/** HMAC keys to verify with at `nowMs`: the record's secret, plus the previous one during the overlap. */
@@ -246,11 +265,10 @@ export class EndpointStore {
 
 	/**
 	 * Writes what changed into the static data (n8n saves it when the request or hook ends), with the
-	 * keys this process added that no save request has saved yet.
+	 * keys this process has not confirmed yet.
 	 */
 	writeBack(nowMs: number): void {
-		for (const pending of this.memory?.pending.values() ?? [])
-			if (!pending.saved) this.add(pending);
+		for (const pending of this.memory?.pending.values() ?? []) this.add(pending);
 		const { data, url } = this;
 		if (this.changed.has('seen')) {
 			this.seen.prune(nowMs);

@@ -15,6 +15,7 @@ import type {
 	IHttpRequestOptions,
 	ILoadOptionsFunctions,
 	IPollFunctions,
+	ITriggerFunctions,
 	IWebhookFunctions,
 	JsonObject,
 } from 'n8n-workflow';
@@ -40,6 +41,7 @@ export type TransportContext =
 	| IExecuteFunctions
 	| IHookFunctions
 	| IPollFunctions
+	| ITriggerFunctions
 	| IWebhookFunctions
 	| ILoadOptionsFunctions;
 

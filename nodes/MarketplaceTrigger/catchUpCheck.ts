@@ -1,0 +1,129 @@
+/**
+ * trigger() of the Marketplace Trigger: the catch-up check, so that missed orders run without
+ * waiting for a delivery (after n8n starts, or while a proxy drops every delivery). n8n runs trigger()
+ * after the activation hooks, on the one main process that runs triggers, and stops what it
+ * registered (its cron) on deactivation and shutdown.
+ *
+ *     n8n's cron, every 20 s --> due? (catchUp.ts `checkDue`) --> ask the service for a test delivery
+ *        reached: webhook() catches up the window due with the static data as saved (receive.ts
+ *                 `catchUpNow`) and hands the missed orders to a run
+ *        not reached (deliveries fail): this process reads the orders itself and emits the ones it
+ *                 does not know as a run; the run's check of n8n's deduplication store (run.ts) keeps
+ *                 out any that ran already
+ *
+ * trigger() never writes the static data: its copy is the one read at activation, and n8n would
+ * save it whole over what requests saved since. What it catches up itself is this process's memory
+ * until a request of this process saves it.
+ */
+import type { ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
+
+import { normaliseEventTypes } from '../shared/routes';
+import { readFailure } from '../shared/transport/transportErrors';
+import { catchUpOrders, caughtUpKeys, checkDue, dueWindow } from './catchUp';
+import { LIFECYCLE_TRANSPORT } from './lifecycle';
+import type { EndpointMemory, TriggerProcess } from './memory';
+import { judgeDelivery, testDelivery } from './reachability';
+import { EndpointStore, ORDER_CREATED } from './store';
+
+interface CheckOptions {
+	catchUpMissedOrders?: boolean;
+	emitTestEvents?: boolean;
+	fetchCurrentState?: boolean;
+}
+
+/** trigger() of the node: registers the check's wake-up with n8n (none where there is nothing to catch up). */
+export function catchUpCheckWith(process: () => TriggerProcess) {
+	return async function trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
+		const options = this.getNodeParameter('options', {}) as CheckOptions;
+		const subscribed = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
+		if (this.getMode() === 'manual' || options.catchUpMissedOrders === false) return {};
+		if (!subscribed.includes(ORDER_CREATED)) return {};
+		const trigger = process();
+		const state = {
+			firstAt: trigger.settings.clock.now() + trigger.settings.catchUpCheck.firstMs,
+			lastCheckAt: -Infinity,
+			running: false,
+		};
+		const wake = async () => {
+			if (state.running) return;
+			state.running = true;
+			try {
+				await checkOnce(this, trigger, state, options);
+			} finally {
+				state.running = false;
+			}
+		};
+		const stop = trigger.settings.wake(this, wake);
+		return { closeFunction: async () => stop() };
+	};
+}
+
+/** One wake-up: the check, when one is due. */
+async function checkOnce(
+	ctx: ITriggerFunctions,
+	process: TriggerProcess,
+	state: { firstAt: number; lastCheckAt: number },
+	options: CheckOptions,
+): Promise<void> {
+	const { clock, catchUpCheck } = process.settings;
+	const now = clock.now();
+	const workflowId = ctx.getWorkflow().id ?? '';
+	const endpoint = process.activeEndpoints.get(workflowId);
+	if (!endpoint || now < state.firstAt) return;
+	const memory = process.memoryOf(workflowId, endpoint.url);
+	const store = EndpointStore.read(ctx.getWorkflowStaticData('node'), endpoint.url, memory);
+	if (!checkDue(store, memory, now, state.lastCheckAt)) return;
+	state.lastCheckAt = now;
+	try {
+		// with Emit Test Events on, a test delivery would start a run of its own
+		if (options.emitTestEvents !== true) {
+			const verdict = judgeDelivery(await testDelivery(ctx, endpoint.endpointId, process.settings));
+			if (verdict.reached) return;
+			ctx.logger.warn(
+				`Marketplace Trigger: the service's test delivery did not reach ${endpoint.url} (${verdict.saw}); catching up missed orders here`,
+			);
+		}
+		await catchUpHere(ctx, store, memory, options, clock.now());
+	} catch (error) {
+		state.lastCheckAt = now - catchUpCheck.retryMs;
+		ctx.logger.warn(
+			`Marketplace Trigger could not check for missed orders: ${readFailure(error).message}`,
+		);
+	}
+}
+
+/**
+ * Deliveries do not reach this n8n: the orders of the window due are read here and the ones this
+ * process does not know are emitted as one run; the cursor and their keys stay in this process's
+ * memory, which its next request writes into the static data.
+ */
+async function catchUpHere(
+	ctx: ITriggerFunctions,
+	store: EndpointStore,
+	memory: EndpointMemory,
+	options: CheckOptions,
+	nowMs: number,
+): Promise<void> {
+	const window = dueWindow(store, memory, { eventAt: nowMs, selfStarted: true }, undefined);
+	if (!window) return;
+	let release = () => {};
+	try {
+		const result = await catchUpOrders(
+			ctx,
+			window,
+			store,
+			memory,
+			nowMs,
+			LIFECYCLE_TRANSPORT,
+			options.fetchCurrentState === true,
+			(keys) => (release = memory.hold(keys)),
+		);
+		memory.caughtUpSinceStart = true;
+		if (!result.ran) return;
+		memory.cursor = Math.max(memory.cursor, result.to);
+		memory.accept(caughtUpKeys(result.events, nowMs), nowMs);
+		if (result.events.length > 0) ctx.emit([result.events.map((json) => ({ json }))]);
+	} finally {
+		release();
+	}
+}
