@@ -15,9 +15,14 @@
  * save it whole over what requests saved since. What it catches up itself is this process's memory
  * until a request of this process saves it.
  */
-import type { ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
+import type {
+	ICredentialDataDecryptedObject,
+	ITriggerFunctions,
+	ITriggerResponse,
+} from 'n8n-workflow';
 
 import { normaliseEventTypes } from '../shared/routes';
+import { CREDENTIAL_TYPE, type TransportSettings } from '../shared/transport/request';
 import { readFailure } from '../shared/transport/transportErrors';
 import { catchUpOrders, caughtUpKeys, checkDue, dueWindow } from './catchUp';
 import { LIFECYCLE_TRANSPORT } from './lifecycle';
@@ -39,6 +44,8 @@ export function catchUpCheckWith(process: () => TriggerProcess) {
 		if (this.getMode() === 'manual' || options.catchUpMissedOrders === false) return {};
 		if (!subscribed.includes(ORDER_CREATED)) return {};
 		const trigger = process();
+		// read now: n8n 2.41 holds an expression isolate while it starts trigger(), not at its cron's ticks
+		const credential = await this.getCredentials(CREDENTIAL_TYPE);
 		const state = {
 			firstAt: trigger.settings.clock.now() + trigger.settings.catchUpCheck.firstMs,
 			lastCheckAt: -Infinity,
@@ -48,7 +55,7 @@ export function catchUpCheckWith(process: () => TriggerProcess) {
 			if (state.running) return;
 			state.running = true;
 			try {
-				await checkOnce(this, trigger, state, options);
+				await checkOnce(this, trigger, state, options, credential);
 			} finally {
 				state.running = false;
 			}
@@ -64,6 +71,7 @@ async function checkOnce(
 	process: TriggerProcess,
 	state: { firstAt: number; lastCheckAt: number },
 	options: CheckOptions,
+	credential: ICredentialDataDecryptedObject,
 ): Promise<void> {
 	const { clock, catchUpCheck } = process.settings;
 	const now = clock.now();
@@ -72,18 +80,29 @@ async function checkOnce(
 	if (!endpoint || now < state.firstAt) return;
 	const memory = process.memoryOf(workflowId, endpoint.url);
 	const store = EndpointStore.read(ctx.getWorkflowStaticData('node'), endpoint.url, memory);
-	if (!checkDue(store, memory, now, state.lastCheckAt)) return;
+	// the first check of this trigger() is due whatever a request caught up meanwhile
+	const first = state.lastCheckAt === -Infinity;
+	if (!first && !checkDue(store, memory, now, state.lastCheckAt)) return;
 	state.lastCheckAt = now;
 	try {
 		// with Emit Test Events on, a test delivery would start a run of its own
 		if (options.emitTestEvents !== true) {
-			const verdict = judgeDelivery(await testDelivery(ctx, endpoint.endpointId, process.settings));
+			const verdict = judgeDelivery(
+				await testDelivery(ctx, endpoint.endpointId, process.settings, credential),
+			);
 			if (verdict.reached) return;
 			ctx.logger.warn(
 				`Marketplace Trigger: the service's test delivery did not reach ${endpoint.url} (${verdict.saw}); catching up missed orders here`,
 			);
 		}
-		await catchUpHere(ctx, store, memory, options, clock.now());
+		await catchUpHere(
+			ctx,
+			store,
+			memory,
+			options,
+			{ ...LIFECYCLE_TRANSPORT, credential },
+			clock.now(),
+		);
 	} catch (error) {
 		state.lastCheckAt = now - catchUpCheck.retryMs;
 		ctx.logger.warn(
@@ -102,6 +121,7 @@ async function catchUpHere(
 	store: EndpointStore,
 	memory: EndpointMemory,
 	options: CheckOptions,
+	transport: TransportSettings,
 	nowMs: number,
 ): Promise<void> {
 	const window = dueWindow(store, memory, { eventAt: nowMs, selfStarted: true }, undefined);
@@ -114,7 +134,7 @@ async function catchUpHere(
 			store,
 			memory,
 			nowMs,
-			LIFECYCLE_TRANSPORT,
+			transport,
 			options.fetchCurrentState === true,
 			(keys) => (release = memory.hold(keys)),
 		);

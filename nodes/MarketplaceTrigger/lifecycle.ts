@@ -16,7 +16,7 @@ import {
 	nodeApiError,
 	readFailure,
 } from '../shared/transport/transportErrors';
-import { startSampleDelivery } from './listening';
+import { requestSample } from './listening';
 import type { TriggerProcess } from './memory';
 import { checkReachability } from './reachability';
 import { rotateSecret, secretOf, withNewSecret } from './secrets';
@@ -244,7 +244,9 @@ export async function checkEndpointExists(
 			: { endpointId: endpoint.id, eventTypes };
 	// Before a rotation: the test delivery is signed with the secret n8n holds (or refused for none),
 	// never with a new one n8n has not saved yet, which webhook() would take for a rotation elsewhere.
-	await checkReachability(ctx, endpoint.id, url, process.settings);
+	await duringActivation(process, url, async () => {
+		await checkReachability(ctx, endpoint.id, url, process.settings);
+	});
 	if (!record.secret || options.rotateSecretOnActivation === true) {
 		// without a secret held, the previous one (which the service also signs with for 24 hours) is unknown here:
 		// its signature on the next deliveries is expected, not a rotation elsewhere
@@ -260,8 +262,7 @@ export async function checkEndpointExists(
 	store.recordChanged();
 	startCatchUp(ctx, store, undefined);
 	store.writeBack(now);
-	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, process, endpoint.id, url);
-	else activeAt(ctx, process, url, endpoint.id);
+	if (ctx.getMode() !== 'manual') activeAt(ctx, process, url, endpoint.id);
 	return true;
 }
 
@@ -376,15 +377,16 @@ export async function createEndpoint(
 	startCatchUp(ctx, store, endpoint.createdAt);
 	store.writeBack(now);
 	// not reached: the endpoint is of no use, and n8n's retry (or the next listening) creates it again
-	await checkReachability(
-		ctx,
-		endpoint.id,
-		url,
-		process.settings,
-		async () => await removeUnreached(ctx, endpoint.id, url),
-	);
-	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, process, endpoint.id, url);
-	else activeAt(ctx, process, url, endpoint.id);
+	await duringActivation(process, url, async () => {
+		await checkReachability(
+			ctx,
+			endpoint.id,
+			url,
+			process.settings,
+			async () => await removeUnreached(ctx, endpoint.id, url),
+		);
+	});
+	if (ctx.getMode() !== 'manual') activeAt(ctx, process, url, endpoint.id);
 	return true;
 }
 
@@ -470,14 +472,42 @@ export async function deleteEndpoint(
 	return true;
 }
 
+/**
+ * Runs the activation's reachability check: its test delivery must not catch up (receive.ts), since
+ * n8n saves this hook's copy of the static data after the hook, over what that request would save.
+ */
+async function duringActivation(process: TriggerProcess, url: string, check: () => Promise<void>) {
+	process.activating.add(url);
+	try {
+		await check();
+	} finally {
+		process.activating.delete(url);
+	}
+}
+
 /** Where trigger() of this workflow checks for missed orders (n8n runs it after the hooks, in the same process). */
 function activeAt(ctx: IHookFunctions, process: TriggerProcess, url: string, endpointId: number) {
 	process.activeEndpoints.set(ctx.getWorkflow().id ?? '', { url, endpointId });
 }
 
-/** webhookMethods.default of the node: each hook with this process's part of the trigger. */
+/**
+ * webhookMethods of the node, each hook with this process's part of the trigger: `default` keeps the
+ * endpoint; `setup`, whose hooks n8n runs after default's, asks for the sample of "Listen for test
+ * event" (listening.ts) and otherwise does nothing.
+ */
 export function webhookMethodsOf(process: () => TriggerProcess) {
 	return {
+		setup: {
+			async checkExists(this: IHookFunctions): Promise<boolean> {
+				return this.getMode() !== 'manual';
+			},
+			async create(this: IHookFunctions): Promise<boolean> {
+				return await requestSample(this, process());
+			},
+			async delete(this: IHookFunctions): Promise<boolean> {
+				return true;
+			},
+		},
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
 				return await checkEndpointExists(this, process());

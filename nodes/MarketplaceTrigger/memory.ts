@@ -140,10 +140,10 @@ export class TriggerProcess {
 	private readonly endpoints = new Map<string, EndpointMemory>();
 	/** the last check of n8n's deduplication store in this process: the next waits for it (run.ts) */
 	runKeys: Promise<void> = Promise.resolve();
+	/** URLs whose activation hook is checking reachability now: its test delivery is no catch-up check */
+	readonly activating = new Set<string>();
 	/** the production endpoint of each active workflow, as its activation hook left it: where trigger() checks */
 	readonly activeEndpoints = new Map<string, { url: string; endpointId: number }>();
-	/** sample deliveries being asked for, by endpoint id (listening.ts) */
-	readonly listenings = new Map<number, Promise<void>>();
 
 	constructor(settings: Partial<TriggerSettings> = {}) {
 		this.settings = { ...DEFAULT_SETTINGS, ...settings };
@@ -180,10 +180,5 @@ export class TriggerProcess {
 			for (const entry of memory.pending.values()) if (entry.section === section) count++;
 		}
 		return count;
-	}
-
-	/** Waits until the sample deliveries being asked for are done. */
-	async listeningsDone(): Promise<void> {
-		while (this.listenings.size) await Promise.allSettled([...this.listenings.values()]);
 	}
 }

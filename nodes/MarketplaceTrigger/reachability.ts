@@ -16,7 +16,12 @@
  * proxy that itself asks for credentials (401) or a catch-all that answers 2xx would be taken for
  * this trigger: the README says so.
  */
-import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
+import type {
+	ICredentialDataDecryptedObject,
+	IDataObject,
+	IHookFunctions,
+	JsonObject,
+} from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import {
@@ -183,6 +188,7 @@ async function readDelivery(
 	ctx: TransportContext,
 	endpointId: number,
 	deliveryId: number,
+	transport: TransportSettings,
 ): Promise<DeliveryOutcome | undefined> {
 	const { body } = await apiRequest.call(
 		ctx,
@@ -191,7 +197,7 @@ async function readDelivery(
 			pathParams: { id: endpointId },
 			query: { page: 1, limit: 10 },
 		},
-		PROBE_TRANSPORT,
+		transport,
 	);
 	const list = body && typeof body === 'object' ? (body as IDataObject).deliveries : undefined;
 	if (!Array.isArray(list)) return undefined;
@@ -201,12 +207,15 @@ async function readDelivery(
 /**
  * Asks the service for a test delivery to the endpoint and returns its record once the attempt is
  * made (or the last record read). Errors of the Test call are thrown as the transport made them.
+ * `credential`: read beforehand (trigger()'s check, transport.ts `TransportSettings.credential`).
  */
 export async function testDelivery(
 	ctx: TransportContext,
 	endpointId: number,
 	settings: TriggerSettings,
+	credential?: ICredentialDataDecryptedObject,
 ): Promise<DeliveryOutcome> {
+	const transport = { ...PROBE_TRANSPORT, credential };
 	const { body } = await apiRequest.call(
 		ctx,
 		{
@@ -214,7 +223,7 @@ export async function testDelivery(
 			pathParams: { id: endpointId },
 			idempotencyKey: newIdempotencyKey(),
 		},
-		PROBE_TRANSPORT,
+		transport,
 	);
 	let outcome = readDeliveryRecord(body) ?? { status: '', attempts: 0, httpStatus: null };
 	for (
@@ -223,7 +232,7 @@ export async function testDelivery(
 		read++
 	) {
 		await settings.clock.sleep(settings.probe.pendingWaitMs);
-		outcome = (await readDelivery(ctx, endpointId, outcome.deliveryId)) ?? outcome;
+		outcome = (await readDelivery(ctx, endpointId, outcome.deliveryId, transport)) ?? outcome;
 	}
 	return outcome;
 }

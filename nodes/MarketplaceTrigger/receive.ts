@@ -42,7 +42,7 @@ import {
 } from './catchUp';
 import type { EndpointMemory, KeyToSave, TriggerProcess } from './memory';
 import { recoverSecret, refuse } from './refusals';
-import { answerWithSample } from './sample';
+import { sampleItems } from './sample';
 import {
 	deliveryKey,
 	deliveryKeptUntil,
@@ -91,6 +91,11 @@ interface Delivery {
  */
 export function receiveWith(process: () => TriggerProcess) {
 	return async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		// the setup webhook serves no requests: only its hooks matter (lifecycle.ts)
+		if (this.getWebhookName() !== 'default') {
+			this.getResponseObject().status(405).end();
+			return { noWebhookResponse: true };
+		}
 		const url = servedUrl(this);
 		const trigger = process();
 		const memory = trigger.memoryOf(this.getWorkflow().id ?? '', url);
@@ -147,6 +152,7 @@ export function receiveWith(process: () => TriggerProcess) {
 
 			// 2. what kind of message
 			memory.lastVerifiedAt = d.now;
+			d.store.verifiedAt(d.now);
 			// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
 			// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
 			const record = d.store.record;
@@ -159,9 +165,10 @@ export function receiveWith(process: () => TriggerProcess) {
 			const options = this.getNodeParameter('options', {}) as ReceiveOptions;
 			const subscribed: string[] = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
 			if (event.type === TEST_EVENT_TYPE) {
-				const sample = await answerWithSample(this, event, subscribed, options);
-				if (sample) return sample;
-				if (options.emitTestEvents !== true) return await catchUpNow(d, options, subscribed);
+				const sample = await sampleItems(this, event, subscribed, options);
+				if (sample) return saveAndHandOver(d, sample);
+				if (options.emitTestEvents !== true)
+					return await catchUpNow(d, options, subscribed, trigger.activating.has(url));
 			} else if (!subscribed.includes(event.type)) {
 				return acknowledge(d, 'event-type-not-subscribed', { type: event.type });
 			}
@@ -270,7 +277,8 @@ async function acceptEvent(
 
 /**
  * Step 2, a verified webhook.test on the production URL (Emit Test Events off): the catch-up check
- * trigger() asked the service for (catchUpCheck.ts). The window due, if any, is caught up like a
+ * trigger() asked the service for (catchUpCheck.ts), or any other test delivery but the one of an
+ * activation hook of this process. The window due, if any, is caught up like a
  * delivery's (step 3b) and its orders go to a run; with none due, or the catch-up off, it is answered
  * 2xx and starts nothing.
  */
@@ -278,12 +286,14 @@ async function catchUpNow(
 	d: Delivery,
 	options: ReceiveOptions,
 	subscribed: string[],
+	activating: boolean,
 ): Promise<IWebhookResponseData> {
 	const { ctx, store, memory, now } = d;
 	const testEvent = {
 		hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries',
 	};
 	if (
+		activating ||
 		ctx.getMode() !== 'webhook' ||
 		options.catchUpMissedOrders === false ||
 		!subscribed.includes(ORDER_CREATED)

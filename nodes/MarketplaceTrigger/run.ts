@@ -63,13 +63,13 @@ async function keepFirstRuns(
 	items: INodeExecutionData[],
 ): Promise<{ indexes: number[]; warning?: string }> {
 	const keys = items.map((item) => runKeysOf(item.json));
-	const check = process.runKeys.then(
-		async () =>
-			await ctx.helpers.checkProcessedAndRecord([...new Set(keys.flat())], 'node', {
-				mode: 'entries',
-				maxEntries: RUN_KEYS_KEPT,
-			}),
-	);
+	const record = async () =>
+		await ctx.helpers.checkProcessedAndRecord([...new Set(keys.flat())], 'node', {
+			mode: 'entries',
+			maxEntries: RUN_KEYS_KEPT,
+		});
+	// once more after a failure: two processes' first records at once fail one on the row's key
+	const check = process.runKeys.then(async () => await record().catch(record));
 	process.runKeys = check.then(
 		() => undefined,
 		() => undefined,

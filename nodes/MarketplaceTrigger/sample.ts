@@ -1,19 +1,11 @@
 /**
  * The sample item a builder gets from "Listen for test event" (n8n's test URL, mode 'manual'): the
  * delivery side. The webhook.test delivery that listening.ts asked the service for arrives verified
- * on the test URL; `answerWithSample` answers it with one item shaped like the items of the first
+ * on the test URL; `sampleItems` gives its run one item shaped like the items of the first
  * subscribed event type, from the newest real record (the newest order; a brand's health), else
  * synthetic, marked `sample: true`. Production deliveries (mode 'webhook') never get a sample.
- * The notice listening.ts posts when the service cannot deliver fails the test run with its message
- * (n8n shows a webhook() error on the trigger node and stops listening).
  */
-import type {
-	IDataObject,
-	INodeExecutionData,
-	IWebhookFunctions,
-	IWebhookResponseData,
-} from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
 
 import { latestOrder, type OrderRecord } from '../shared/orders';
 import { markSample, SAMPLE_FIELD } from '../shared/sample';
@@ -221,21 +213,15 @@ export async function buildSample(
 }
 
 /**
- * Answers a verified webhook.test delivery on a test URL with a sample item, or returns undefined
- * when the delivery is not one to answer with a sample (the trigger then handles it as before):
+ * The run's items for a verified webhook.test delivery on a test URL: one sample item; undefined for
  * every delivery outside a test URL, so a production run never carries a sample.
  */
-export async function answerWithSample(
+export async function sampleItems(
 	ctx: IWebhookFunctions,
 	event: TestDelivery,
 	subscribed: readonly string[],
 	options: { fetchCurrentState?: boolean },
-): Promise<IWebhookResponseData | undefined> {
+): Promise<INodeExecutionData[] | undefined> {
 	if (ctx.getMode() !== 'manual') return undefined;
-	// the trigger's own notice that the service could not deliver the sample (signed with the secret)
-	const problem = event.data.sampleProblem;
-	if (typeof problem === 'string') throw new NodeOperationError(ctx.getNode(), problem);
-	const json = await buildSample(ctx, event, subscribed, options as SampleOptions);
-	const items: INodeExecutionData[] = [{ json }];
-	return { webhookResponse: { received: true, id: event.id, sample: true }, workflowData: [items] };
+	return [{ json: await buildSample(ctx, event, subscribed, options as SampleOptions) }];
 }

@@ -183,12 +183,16 @@ export class EndpointStore {
 			delete record.missedEvents;
 			store.changed.add('endpoints');
 		}
-		const verified = memory.lastVerifiedAt;
-		if (verified !== undefined && verified - (record.lastVerifiedAt ?? 0) >= VERIFIED_AT_STEP_MS) {
-			record.lastVerifiedAt = verified;
-			store.changed.add('endpoints');
-		}
+		if (memory.lastVerifiedAt !== undefined) store.verifiedAt(memory.lastVerifiedAt);
 		return store;
+	}
+
+	/** A delivery was verified at `ms`: the record says so once it moved VERIFIED_AT_STEP_MS. */
+	verifiedAt(ms: number): void {
+		const record = this.record;
+		if (!record || ms - (record.lastVerifiedAt ?? 0) < VERIFIED_AT_STEP_MS) return;
+		record.lastVerifiedAt = ms;
+		this.changed.add('endpoints');
 	}
 
 	/** Pending keys accepted before `acceptedBefore` that this copy holds are confirmed: no longer pending. */

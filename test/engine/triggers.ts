@@ -6,35 +6,71 @@
  * operation builds a fresh Workflow from a copy of it (as the CLI loads the workflow), and the
  * copy is written back only when n8n's ObservableObject flagged a change (`__dataChanged`), as
  * WorkflowStaticDataService.saveStaticData does.
+ *
+ * The "database" (static data, n8n's `processed_data` rows behind the data-deduplication helpers, and
+ * the executions' unique `deduplicationKey`s) is a HarnessDatabase: one per harness unless harnesses
+ * are given the same one, which models two n8n processes (main + webhook processor, two mains) on one
+ * database.
+ *
+ * Runs a webhook or a trigger starts go through n8n-core's real WorkflowExecute with the start node
+ * on the execution stack (as WorkflowExecutionService.runWorkflow / webhook-helpers'
+ * prepareExecutionData build it), so a start node with an execute() method is executed with the
+ * items it handed over, and its sendResponse() answers the HTTP request (responseMode 'responseNode').
  */
+import { createHash } from 'node:crypto';
 import { createGunzip, createInflate } from 'node:zlib';
-import http from 'node:http';
+import http, { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parse as parseQueryString } from 'node:querystring';
 import type { Readable } from 'node:stream';
 
 import { Container } from '@n8n/di';
-import { HookContext, PollContext, PollTriggerExecutor, WebhookContext } from 'n8n-core';
+import {
+	DataDeduplicationService,
+	ExecutionLifecycleHooks,
+	getHtmlSandboxCSP,
+	HookContext,
+	isWebhookHtmlSandboxingDisabled,
+	PollContext,
+	PollTriggerExecutor,
+	TriggerContext,
+	TriggersAndPollers,
+	WebhookContext,
+	WorkflowExecute,
+} from 'n8n-core';
 import type {
+	DeduplicationItemTypes,
+	DeduplicationMode,
+	DeduplicationScope,
+	ExecutionError,
+	ICheckProcessedContextData,
+	ICheckProcessedOptions,
 	ICredentialDataDecryptedObject,
 	ICredentialType,
+	IDataDeduplicator,
 	IDataObject,
+	IDeduplicationOutput,
+	IExecuteResponsePromiseData,
 	IHttpRequestMethods,
 	INode,
 	INodeExecutionData,
 	INodeParameters,
 	INodeType,
+	IRun,
+	ITriggerFunctions,
+	ITriggerResponse,
 	IVersionedNodeType,
 	IWebhookData,
 	IWebhookDescription,
 	IWebhookResponseData,
+	IWorkflowBase,
 	IWorkflowExecuteAdditionalData,
 	WebhookSetupMethodNames,
 	WebhookType,
 	WorkflowActivateMode,
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
-import { jsonParse, UnexpectedError, Workflow } from 'n8n-workflow';
+import { createRunExecutionData, jsonParse, UnexpectedError, Workflow } from 'n8n-workflow';
 
 import { createCredentialsHelper, type HarnessCredentialsHelper } from './credentials';
 import {
@@ -47,7 +83,236 @@ import {
 import { credentialsForNode } from './run-node';
 
 export const TRIGGER_NODE_NAME = 'Trigger Under Test';
-const WORKFLOW_ID = 'harness-trigger-workflow';
+export const TRIGGER_NODE_ID = 'trigger-under-test-id';
+export const WORKFLOW_ID = 'harness-trigger-workflow';
+
+// ---------------------------------------------------------------------------------------------
+// The database: static data, processed_data (data deduplication), executions' deduplication keys
+// ---------------------------------------------------------------------------------------------
+
+/** A `processed_data` row (n8n's ProcessedData entity; primary key workflowId + context). */
+export interface ProcessedDataRow {
+	workflowId: string;
+	/** DeduplicationHelper.createContext: `n:<node id>` for scope 'node', '' for scope 'workflow'. */
+	context: string;
+	/** mode 'entries': base64 md5 hashes of the recorded values, oldest first. */
+	value: { mode: DeduplicationMode; data: DeduplicationItemTypes[] | DeduplicationItemTypes };
+}
+
+/**
+ * A database round trip: yields to the event loop like real I/O, so that concurrent
+ * read-modify-write sequences interleave. (The real setImmediate, taken before a test can install
+ * fake timers.)
+ */
+const realSetImmediate = setImmediate;
+const roundTrip = async () => await new Promise<void>((resolve) => realSetImmediate(resolve));
+
+/**
+ * What the harness keeps in n8n's database. Give two harnesses the same one to model two n8n
+ * processes on one database: they share the workflow's static data, the `processed_data` rows and
+ * the unique execution deduplication keys (their node and workflow ids are the same).
+ */
+export class HarnessDatabase {
+	/** The workflow's static data (`global`, `node:<name>` keys), as last saved. */
+	workflowStaticData: IDataObject = {};
+	/** `execution_entity.deduplicationKey` (a unique index over all executions, n8n ≥ 2.20). */
+	readonly executionDeduplicationKeys = new Set<string>();
+	private readonly processedData = new Map<string, ProcessedDataRow>();
+
+	private static key(workflowId: string, context: string): string {
+		return `${workflowId}\u0000${context}`;
+	}
+
+	/** The `processed_data` row (a copy), e.g. `processedDataRow('n:' + TRIGGER_NODE_ID)`. */
+	processedDataRow(context: string, workflowId = WORKFLOW_ID): ProcessedDataRow | undefined {
+		const row = this.processedData.get(HarnessDatabase.key(workflowId, context));
+		return row && jsonCopy(row);
+	}
+
+	/** ProcessedDataRepository.findOne: a copy, as the ORM reads a fresh entity. */
+	async findProcessedData(workflowId: string, context: string): Promise<ProcessedDataRow | null> {
+		await roundTrip();
+		return this.processedDataRow(context, workflowId) ?? null;
+	}
+
+	/** ProcessedDataRepository.insert: fails on the primary key like a real database. */
+	async insertProcessedData(row: ProcessedDataRow): Promise<void> {
+		await roundTrip();
+		const key = HarnessDatabase.key(row.workflowId, row.context);
+		if (this.processedData.has(key)) {
+			throw new UnexpectedError(
+				'SQLITE_CONSTRAINT: UNIQUE constraint failed: processed_data.context, processed_data.workflowId',
+			);
+		}
+		this.processedData.set(key, jsonCopy(row));
+	}
+
+	/** ProcessedDataRepository.update({ workflowId, context }, row): no-op when the row is gone. */
+	async updateProcessedData(row: ProcessedDataRow): Promise<void> {
+		await roundTrip();
+		const key = HarnessDatabase.key(row.workflowId, row.context);
+		if (this.processedData.has(key)) this.processedData.set(key, jsonCopy(row));
+	}
+
+	async deleteProcessedData(workflowId: string, context: string): Promise<void> {
+		await roundTrip();
+		this.processedData.delete(HarnessDatabase.key(workflowId, context));
+	}
+}
+
+/** DeduplicationHelper.createValueHash (n8n's CLI): md5, base64, of `value.toString()`. */
+export function processedDataHash(value: DeduplicationItemTypes): string {
+	return createHash('md5').update(value.toString()).digest('base64');
+}
+
+/** The database each Workflow the harnesses built belongs to (contextData.workflow is that Workflow). */
+const workflowDatabases = new WeakMap<object, HarnessDatabase>();
+
+/**
+ * n8n's CLI DeduplicationHelper (dist/deduplication/deduplication-helper.js), mode 'entries', over a
+ * HarnessDatabase instead of the `processed_data` table: one row per (workflow id, context), read,
+ * changed and written back without a lock (as n8n does). The 'latest*' modes are not modelled.
+ */
+class HarnessDeduplicator implements IDataDeduplicator {
+	private static context(
+		scope: DeduplicationScope,
+		contextData: ICheckProcessedContextData,
+	): string {
+		if (scope === 'node') {
+			if (!contextData.node) {
+				throw new UnexpectedError(
+					"No node information has been provided and so cannot use scope 'node'",
+				);
+			}
+			return `n:${contextData.node.id}`;
+		}
+		return '';
+	}
+
+	private static database(contextData: ICheckProcessedContextData): HarnessDatabase {
+		const database = workflowDatabases.get(contextData.workflow);
+		if (!database) {
+			throw new UnexpectedError('Data deduplication used on a workflow no engine harness built');
+		}
+		return database;
+	}
+
+	private static entriesOnly(options: ICheckProcessedOptions): void {
+		if (options.mode !== 'entries') {
+			throw new UnexpectedError(
+				`Deduplication mode "${options.mode}" is not modelled by the harness`,
+			);
+		}
+	}
+
+	async checkProcessedAndRecord(
+		items: DeduplicationItemTypes[],
+		scope: DeduplicationScope,
+		contextData: ICheckProcessedContextData,
+		options: ICheckProcessedOptions,
+	): Promise<IDeduplicationOutput> {
+		const context = HarnessDeduplicator.context(scope, contextData);
+		if (!contextData.workflow.id) throw new UnexpectedError('The workflow has no id');
+		const database = HarnessDeduplicator.database(contextData);
+		const processedData = await database.findProcessedData(contextData.workflow.id, context);
+		if (processedData && processedData.value.mode !== options.mode) {
+			throw new UnexpectedError(
+				'Deduplication data was originally saved with an incompatible setting of the ‘Keep Items Where’ parameter. Try ’Clean Database’ operation to reset.',
+			);
+		}
+		HarnessDeduplicator.entriesOnly(options);
+		// handleHashedItems
+		const hashedItems = items.map(processedDataHash);
+		if (!processedData) {
+			if (options.maxEntries) hashedItems.splice(0, hashedItems.length - options.maxEntries);
+			await database.insertProcessedData({
+				workflowId: contextData.workflow.id,
+				context,
+				value: { mode: options.mode, data: hashedItems },
+			});
+			return { new: items, processed: [] };
+		}
+		const returnData: IDeduplicationOutput = { new: [], processed: [] };
+		if (!Array.isArray(processedData.value.data)) return returnData;
+		const data = processedData.value.data;
+		const processedItemsSet = new Set(data);
+		hashedItems.forEach((item, index) => {
+			if (processedItemsSet.has(item)) {
+				returnData.processed.push(items[index]);
+			} else {
+				returnData.new.push(items[index]);
+				data.push(item);
+			}
+		});
+		if (options.maxEntries) data.splice(0, data.length - options.maxEntries);
+		await database.updateProcessedData(processedData);
+		return returnData;
+	}
+
+	async removeProcessed(
+		items: DeduplicationItemTypes[],
+		scope: DeduplicationScope,
+		contextData: ICheckProcessedContextData,
+		options: ICheckProcessedOptions,
+	): Promise<void> {
+		HarnessDeduplicator.entriesOnly(options);
+		const database = HarnessDeduplicator.database(contextData);
+		const context = HarnessDeduplicator.context(scope, contextData);
+		const processedData = await database.findProcessedData(contextData.workflow.id, context);
+		if (!processedData || !Array.isArray(processedData.value.data)) return;
+		const data = processedData.value.data;
+		for (const hash of items.map(processedDataHash)) {
+			const index = data.findIndex((value) => value === hash);
+			if (index !== -1) data.splice(index, 1);
+		}
+		await database.updateProcessedData(processedData);
+	}
+
+	async clearAllProcessedItems(
+		scope: DeduplicationScope,
+		contextData: ICheckProcessedContextData,
+	): Promise<void> {
+		await HarnessDeduplicator.database(contextData).deleteProcessedData(
+			contextData.workflow.id,
+			HarnessDeduplicator.context(scope, contextData),
+		);
+	}
+
+	async getProcessedDataCount(
+		scope: DeduplicationScope,
+		contextData: ICheckProcessedContextData,
+		options: ICheckProcessedOptions,
+	): Promise<number> {
+		const processedData = await HarnessDeduplicator.database(contextData).findProcessedData(
+			contextData.workflow.id,
+			HarnessDeduplicator.context(scope, contextData),
+		);
+		return options.mode === 'entries' && Array.isArray(processedData?.value.data)
+			? processedData.value.data.length
+			: 0;
+	}
+}
+
+let deduplicationReady = false;
+
+/** DataDeduplicationService.init once per process (module registry), with the harness's deduplicator. */
+function ensureDeduplication(): void {
+	if (deduplicationReady) return;
+	let initialised = true;
+	try {
+		DataDeduplicationService.getInstance();
+	} catch {
+		initialised = false;
+	}
+	if (initialised) {
+		throw new UnexpectedError(
+			'DataDeduplicationService was initialised outside the engine harness',
+		);
+	}
+	// init() is async but sets the singleton synchronously (no await inside)
+	void DataDeduplicationService.init(new HarnessDeduplicator());
+	deduplicationReady = true;
+}
 
 interface TriggerBaseOptions {
 	node: INodeType | IVersionedNodeType;
@@ -57,8 +322,13 @@ interface TriggerBaseOptions {
 	parameters: INodeParameters;
 	typeVersion?: number;
 	nodeName?: string;
-	/** Initial workflow static data (whole workflow, keys like `node:<name>`). */
+	/**
+	 * Initial workflow static data (whole workflow, keys like `node:<name>`). With a shared `database`
+	 * it replaces the database's static data; leave it out to keep what is there.
+	 */
 	workflowStaticData?: IDataObject;
+	/** The database this harness's "n8n process" uses. Default: a new one for this harness. */
+	database?: HarnessDatabase;
 }
 
 /** Shared plumbing: node, NodeTypes, credentials, persisted static data. */
@@ -66,10 +336,12 @@ class TriggerBase {
 	readonly node: INode;
 	readonly nodeTypes: HarnessNodeTypes;
 	readonly credentialsHelper: HarnessCredentialsHelper;
-	protected store: IDataObject;
+	readonly database: HarnessDatabase;
 
 	constructor(opts: TriggerBaseOptions, webhookId?: string) {
 		ensureEngine();
+		ensureDeduplication();
+		this.database = opts.database ?? new HarnessDatabase();
 		const typeName = qualifiedTypeName(opts.node);
 		this.nodeTypes = new HarnessNodeTypes().add(typeName, opts.node);
 		const typeVersion =
@@ -79,7 +351,7 @@ class TriggerBase {
 				: ([] as number[]).concat(opts.node.description.version).slice(-1)[0]);
 		const nodeType = this.nodeTypes.getByNameAndVersion(typeName, typeVersion);
 		this.node = {
-			id: 'trigger-under-test-id',
+			id: TRIGGER_NODE_ID,
 			name: opts.nodeName ?? TRIGGER_NODE_NAME,
 			type: typeName,
 			typeVersion,
@@ -89,7 +361,24 @@ class TriggerBase {
 			...(webhookId ? { webhookId } : {}),
 		};
 		this.credentialsHelper = createCredentialsHelper(opts.credentialTypes, opts.credentials ?? {});
-		this.store = jsonCopy(opts.workflowStaticData ?? {});
+		if (opts.workflowStaticData !== undefined) this.store = jsonCopy(opts.workflowStaticData);
+	}
+
+	/** The workflow's static data in the database. */
+	protected get store(): IDataObject {
+		return this.database.workflowStaticData;
+	}
+
+	protected set store(value: IDataObject) {
+		this.database.workflowStaticData = value;
+	}
+
+	/**
+	 * This node's `processed_data` row (data deduplication helpers), a copy; scope 'node' by default.
+	 * Hashes are `processedDataHash(value)`.
+	 */
+	processedData(scope: DeduplicationScope = 'node'): ProcessedDataRow | undefined {
+		return this.database.processedDataRow(scope === 'node' ? `n:${this.node.id}` : '');
 	}
 
 	get nodeType(): INodeType {
@@ -119,7 +408,7 @@ class TriggerBase {
 
 	/** A Workflow as the CLI builds it from the database, with a copy of the saved static data. */
 	protected loadWorkflow(): Workflow {
-		return new Workflow({
+		const workflow = new Workflow({
 			id: WORKFLOW_ID,
 			name: 'Engine harness trigger workflow',
 			nodes: [this.node],
@@ -129,9 +418,14 @@ class TriggerBase {
 			settings: { executionOrder: 'v1' },
 			active: true,
 		});
+		workflowDatabases.set(workflow, this.database);
+		return workflow;
 	}
 
-	/** WorkflowStaticDataService.saveStaticData: persist only when n8n flagged a change. */
+	/**
+	 * WorkflowStaticDataService.saveStaticData: persist only when n8n flagged a change, then clear
+	 * the flag (which matters for a Workflow that lives on: an active trigger's, a shared poll's).
+	 */
 	protected saveStaticData(workflow: Workflow): boolean {
 		const data = workflow.staticData as IDataObject;
 		if (data.__dataChanged !== true) return false;
@@ -141,6 +435,7 @@ class TriggerBase {
 			if (value && typeof value === 'object') delete (value as IDataObject).__dataChanged;
 		}
 		this.store = saved;
+		data.__dataChanged = false;
 		return true;
 	}
 }
@@ -177,6 +472,8 @@ export interface WebhookResponseRecord {
 	/** Parsed JSON when the body is JSON, else the text. */
 	body: unknown;
 	text: string;
+	/** deliver() only: no response within `timeoutMs` (status 0) — n8n left the request open. */
+	timedOut?: boolean;
 }
 
 export interface DeliverOptions {
@@ -185,6 +482,87 @@ export interface DeliverOptions {
 	test?: boolean;
 	/** Deliver to this URL instead of `webhookUrl`. */
 	url?: string;
+	/**
+	 * Give up after this long and return `{ status: 0, timedOut: true }` (a 'responseNode' run that
+	 * never calls sendResponse leaves the request open in n8n). Default: wait.
+	 */
+	timeoutMs?: number;
+}
+
+/**
+ * What n8n resolves a run's response promise with when the run ended without sendResponse
+ * (n8n's webhooks/constants.js EXECUTION_ENDED_WITHOUT_RESPONSE): setupResponseNodePromise then
+ * writes nothing, and a trigger's emit(responsePromise) gets this object.
+ */
+export const EXECUTION_ENDED_WITHOUT_RESPONSE: IDataObject = Object.freeze({});
+
+/** One run of the workflow (the start node only: the harness's workflow has no other node). */
+export interface HarnessExecution {
+	id: string;
+	/** What started it: a webhook request, or the trigger's emit. */
+	source: 'webhook' | 'trigger';
+	/** 'webhook' (production URL), 'manual' (test URL) or 'trigger' (emit). */
+	mode: WorkflowExecuteMode;
+	/** The start node's input: webhook()'s `workflowData`, or the emitted data. */
+	input: INodeExecutionData[][];
+	/**
+	 * The start node's output (n8n's runData of the node). null when it produced none: execute()
+	 * failed, or was not called because the input had no item (WorkflowExecute.runNode skips a node
+	 * with execute() whose first input is empty).
+	 */
+	output: INodeExecutionData[][] | null;
+	/** The node's error (taskData.error) or else the workflow's (resultData.error). */
+	error?: ExecutionError;
+	/** What the run sent with `sendResponse` first (later calls are ignored, as in n8n). */
+	response?: IExecuteResponsePromiseData;
+	/** emit()'s 4th argument. */
+	deduplicationKey?: string;
+	/**
+	 * The run changed the workflow's static data (n8n would save it after a non-manual run,
+	 * overwriting what was saved meanwhile). The harness does not save it and records an error.
+	 */
+	staticDataChanged: boolean;
+	/** n8n-core's IRun; absent for a webhook run the harness did not execute (see `executions`). */
+	run?: IRun;
+}
+
+type ResponseDeferred = {
+	promise: Promise<IExecuteResponsePromiseData>;
+	resolve: (response: IExecuteResponsePromiseData) => void;
+};
+
+function responseDeferred(): ResponseDeferred {
+	let resolve!: (response: IExecuteResponsePromiseData) => void;
+	const promise = new Promise<IExecuteResponsePromiseData>((r) => (resolve = r));
+	return { promise, resolve };
+}
+
+/**
+ * WebhookResponseHeaders.fromObject(headers).applyToResponse(res) + applySandboxCSP(res) (n8n's
+ * webhooks/webhook-response-headers.js): names lower-cased, protected and invalid headers dropped,
+ * and — like `Object.entries(undefined)` there — a TypeError when `headers` is missing.
+ */
+function applyWebhookResponseHeaders(res: http.ServerResponse, headers: unknown): void {
+	const protectedHeaders = [
+		'content-security-policy',
+		'strict-transport-security',
+		'clear-site-data',
+	];
+	const valid = new Map<string, string>();
+	for (const [name, value] of Object.entries(headers as IDataObject)) {
+		const lowerName = name.toLowerCase();
+		if (protectedHeaders.includes(lowerName)) continue;
+		try {
+			validateHeaderName(lowerName);
+			validateHeaderValue(lowerName, String(value));
+		} catch {
+			continue;
+		}
+		valid.set(lowerName, String(value));
+	}
+	if (valid.size) res.setHeaders(valid);
+	if (!isWebhookHtmlSandboxingDisabled())
+		res.setHeader('Content-Security-Policy', getHtmlSandboxCSP());
 }
 
 type ExpressLikeResponse = http.ServerResponse & {
@@ -267,20 +645,40 @@ async function readRawBody(req: http.IncomingMessage): Promise<Buffer> {
 }
 
 export class TriggerHarness extends TriggerBase {
-	/** Items of every run the webhook started (`workflowData`), in order. */
+	/**
+	 * Items of the runs that produced items, in the order they finished: the start node's output,
+	 * for runs the harness executes (the node has execute(), or responseMode 'responseNode', or the
+	 * run came from trigger()'s emit) when it output at least one item; for other webhook runs (a
+	 * node without execute(), whose output n8n passes through unchanged) webhook()'s `workflowData`,
+	 * recorded as the request is answered, as before.
+	 */
 	readonly runs: INodeExecutionData[][][] = [];
+	/** Every run started (webhook or emit), in the order they started; see HarnessExecution. */
+	readonly executions: HarnessExecution[] = [];
+	/** emit() calls whose deduplication key an execution already had: no run started (n8n ≥ 2.20). */
+	readonly duplicateEmits: Array<{ data: INodeExecutionData[][]; deduplicationKey: string }> = [];
+	/** What the trigger reported through emitError() / saveFailedExecution(). */
+	readonly triggerErrors: Array<{ kind: 'emitError' | 'saveFailedExecution'; error: Error }> = [];
 	/** Every response the harness server sent, in order. */
 	readonly responses: WebhookResponseRecord[] = [];
 	/** Every request the harness server received, in order. */
 	readonly requests: WebhookRequestRecord[] = [];
-	/** Errors thrown by webhook(), in order (n8n answers 500 for them). */
+	/**
+	 * Errors thrown by webhook() (n8n answers 500 for them), errors writing a run's response, and
+	 * a run's static data change in mode 'webhook' or 'trigger' (the node must not write static data
+	 * inside an execution), in order.
+	 */
 	readonly errors: Error[] = [];
 
 	private server!: http.Server;
 	private origin = '';
 	private readonly webhookName: WebhookType;
 	private readonly baseUrlOverride?: string;
-	private readonly waiters: Array<{ count: number; resolve: () => void }> = [];
+	private readonly waiters: Array<{ done: () => boolean; resolve: () => void }> = [];
+	private readonly inFlight = new Set<Promise<unknown>>();
+	private readonly inFlightIds = new Set<string>();
+	private triggerResponse?: ITriggerResponse;
+	private executionCount = 0;
 
 	constructor(opts: TriggerHarnessOptions) {
 		super(opts, opts.webhookId ?? '5f0c7a3e-1b2d-4c5e-9f80-a1b2c3d4e5f6');
@@ -293,14 +691,19 @@ export class TriggerHarness extends TriggerBase {
 
 	async listen(): Promise<this> {
 		this.server = http.createServer((req, res) => {
-			void this.handle(req, expressLike(res));
+			void this.track(this.handle(req, expressLike(res))).catch((error: Error) => {
+				this.errors.push(error);
+				if (!res.headersSent) res.writeHead(500).end();
+			});
 		});
 		await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
 		this.origin = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
 		return this;
 	}
 
+	/** Stops the trigger (if started) and the server. Runs still in flight are not awaited. */
 	async close(): Promise<void> {
+		await this.stopTrigger();
 		this.server.closeAllConnections();
 		await new Promise<void>((resolve) => this.server.close(() => resolve()));
 	}
@@ -329,7 +732,11 @@ export class TriggerHarness extends TriggerBase {
 	}
 
 	private get webhookDescription(): IWebhookDescription | undefined {
-		return this.nodeType.description.webhooks?.find((w) => w.name === this.webhookName);
+		return this.descriptionOf(this.webhookName);
+	}
+
+	private descriptionOf(name: WebhookType): IWebhookDescription | undefined {
+		return this.nodeType.description.webhooks?.find((w) => w.name === name);
 	}
 
 	private urlFor(isTest: boolean): string {
@@ -355,6 +762,7 @@ export class TriggerHarness extends TriggerBase {
 			webhookBaseUrl: this.webhookBaseUrl,
 			webhookTestBaseUrl: this.webhookTestBaseUrl,
 			workflowId: WORKFLOW_ID,
+			executionId: extra.executionId,
 		});
 		return Object.assign(data, extra);
 	}
@@ -381,8 +789,9 @@ export class TriggerHarness extends TriggerBase {
 		additionalData: IWorkflowExecuteAdditionalData,
 		isTest: boolean,
 		httpMethod?: string,
+		name: WebhookType = this.webhookName,
 	): IWebhookData {
-		const description = this.webhookDescription!;
+		const description = this.descriptionOf(name)!;
 		let path = String(
 			workflow.expression.getSimpleParameterValue(this.node, description.path, 'internal', {}),
 		);
@@ -403,12 +812,13 @@ export class TriggerHarness extends TriggerBase {
 	private async runWebhookMethod(
 		method: WebhookSetupMethodNames,
 		activation: WorkflowActivateMode,
+		name: WebhookType = this.webhookName,
 	): Promise<boolean | undefined> {
 		const fn = (
 			this.nodeType.webhookMethods as
 				| Record<string, Record<string, (this: unknown) => Promise<boolean>>>
 				| undefined
-		)?.[this.webhookName]?.[method];
+		)?.[name]?.[method];
 		if (fn === undefined) return undefined;
 		const workflow = this.loadWorkflow();
 		const isTest = activation === 'manual';
@@ -419,7 +829,7 @@ export class TriggerHarness extends TriggerBase {
 			additionalData,
 			isTest ? 'manual' : 'trigger',
 			activation,
-			this.webhookData(workflow, additionalData, isTest),
+			this.webhookData(workflow, additionalData, isTest, undefined, name),
 		);
 		try {
 			return (await fn.call(context)) as boolean;
@@ -437,13 +847,30 @@ export class TriggerHarness extends TriggerBase {
 		return await this.runWebhookMethod('create', activation);
 	}
 
+	/** `delete` of every webhook of the node, in description order, as n8n's deactivation; default's answer. */
 	async delete(activation: WorkflowActivateMode = 'activate'): Promise<boolean | undefined> {
-		return await this.runWebhookMethod('delete', activation);
+		let answer: boolean | undefined;
+		for (const name of this.webhookNames()) {
+			const result = await this.runWebhookMethod('delete', activation, name);
+			if (name === this.webhookName) answer = result;
+		}
+		return answer;
 	}
 
-	/** WebhookService.createWebhookIfNotExists: checkExists, then create when it returned false. */
+	/**
+	 * WebhookService.createWebhookIfNotExists for every webhook of the node, in description order, as
+	 * n8n's activation and test listening do: checkExists, then create when it returned false.
+	 */
 	async activate(activation: WorkflowActivateMode = 'activate'): Promise<void> {
-		if (!(await this.checkExists(activation))) await this.create(activation);
+		for (const name of this.webhookNames())
+			if ((await this.runWebhookMethod('checkExists', activation, name)) !== true)
+				await this.runWebhookMethod('create', activation, name);
+	}
+
+	/** The node's webhook names, the served one first when the description has no order for it. */
+	private webhookNames(): WebhookType[] {
+		const names = (this.nodeType.description.webhooks ?? []).map((w) => w.name);
+		return names.includes(this.webhookName) ? names : [this.webhookName, ...names];
 	}
 
 	/** Post a request to the webhook URL over real HTTP. */
@@ -454,44 +881,297 @@ export class TriggerHarness extends TriggerBase {
 	): Promise<WebhookResponseRecord> {
 		const payload = Buffer.isBuffer(body) || typeof body === 'string' ? body : JSON.stringify(body);
 		const hasContentType = Object.keys(headers).some((h) => h.toLowerCase() === 'content-type');
-		const response = await fetch(opts.url ?? (opts.test ? this.testWebhookUrl : this.webhookUrl), {
-			method: opts.method ?? 'POST',
-			headers: {
-				...(hasContentType || Buffer.isBuffer(body) || typeof body === 'string'
-					? {}
-					: { 'content-type': 'application/json' }),
-				...headers,
-			},
-			body: opts.method === 'GET' || opts.method === 'HEAD' ? undefined : payload,
-		});
-		const text = await response.text();
-		return toRecord(response.status, Object.fromEntries(response.headers.entries()), text);
+		try {
+			const response = await fetch(
+				opts.url ?? (opts.test ? this.testWebhookUrl : this.webhookUrl),
+				{
+					method: opts.method ?? 'POST',
+					headers: {
+						...(hasContentType || Buffer.isBuffer(body) || typeof body === 'string'
+							? {}
+							: { 'content-type': 'application/json' }),
+						...headers,
+					},
+					body: opts.method === 'GET' || opts.method === 'HEAD' ? undefined : payload,
+					signal: opts.timeoutMs === undefined ? undefined : AbortSignal.timeout(opts.timeoutMs),
+				},
+			);
+			const text = await response.text();
+			return toRecord(response.status, Object.fromEntries(response.headers.entries()), text);
+		} catch (error) {
+			if ((error as Error).name !== 'TimeoutError') throw error;
+			return { status: 0, headers: {}, body: '', text: '', timedOut: true };
+		}
 	}
 
-	/** Resolves once `count` runs have been recorded. */
+	/** Resolves once `count` runs (with items) have been recorded. */
 	async waitForRuns(count: number, timeoutMs = 5000): Promise<void> {
-		if (this.runs.length >= count) return;
+		await this.waitFor(
+			() => this.runs.length >= count,
+			() => `Timed out waiting for ${count} runs (got ${this.runs.length})`,
+			timeoutMs,
+		);
+	}
+
+	/** Resolves once `count` runs have finished. */
+	async waitForExecutions(count: number, timeoutMs = 5000): Promise<void> {
+		const finished = () => this.executions.filter((e) => !this.inFlightIds.has(e.id));
+		await this.waitFor(
+			() => finished().length >= count,
+			() => `Timed out waiting for ${count} executions (got ${finished().length})`,
+			timeoutMs,
+		);
+	}
+
+	/** Resolves when nothing the harness started (requests, runs) is in flight. */
+	async settled(): Promise<void> {
+		while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+	}
+
+	private async waitFor(done: () => boolean, message: () => string, timeoutMs: number) {
+		if (done()) return;
 		await new Promise<void>((resolve, reject) => {
-			const timer = setTimeout(
-				() => reject(new Error(`Timed out waiting for ${count} runs (got ${this.runs.length})`)),
-				timeoutMs,
-			);
-			this.waiters.push({
-				count,
+			const waiter = {
+				done,
 				resolve: () => {
 					clearTimeout(timer);
 					resolve();
 				},
-			});
+			};
+			const timer = setTimeout(() => {
+				this.waiters.splice(this.waiters.indexOf(waiter), 1);
+				reject(new Error(message()));
+			}, timeoutMs);
+			this.waiters.push(waiter);
 		});
+	}
+
+	private notify(): void {
+		for (const waiter of this.waiters.filter((w) => w.done())) {
+			this.waiters.splice(this.waiters.indexOf(waiter), 1);
+			waiter.resolve();
+		}
+	}
+
+	private track<T>(promise: Promise<T>): Promise<T> {
+		this.inFlight.add(promise);
+		const done = () => this.inFlight.delete(promise);
+		promise.then(done, done);
+		return promise;
 	}
 
 	private recordRun(items: INodeExecutionData[][]): void {
 		this.runs.push(items);
-		for (const waiter of this.waiters.filter((w) => this.runs.length >= w.count)) {
-			this.waiters.splice(this.waiters.indexOf(waiter), 1);
-			waiter.resolve();
+		this.notify();
+	}
+
+	/**
+	 * One run through n8n-core's WorkflowExecute, as WorkflowRunner runs it: a Workflow loaded from
+	 * the database (the static data as saved), the start node on the execution stack with `input`
+	 * as its data, and lifecycle hooks whose 'sendResponse' resolves `responsePromise` (n8n's
+	 * ActiveExecutions.resolveResponsePromise) and which, when the run ends, resolve it with
+	 * EXECUTION_ENDED_WITHOUT_RESPONSE (a no-op if the run responded).
+	 */
+	private async execute(
+		source: HarnessExecution['source'],
+		mode: WorkflowExecuteMode,
+		input: INodeExecutionData[][],
+		opts: {
+			responsePromise?: { resolve(response: IExecuteResponsePromiseData): void };
+			deduplicationKey?: string;
+		} = {},
+	): Promise<HarnessExecution> {
+		const executionId = `harness-execution-${++this.executionCount}`;
+		const execution: HarnessExecution = {
+			id: executionId,
+			source,
+			mode,
+			input,
+			output: null,
+			staticDataChanged: false,
+			...(opts.deduplicationKey !== undefined ? { deduplicationKey: opts.deduplicationKey } : {}),
+		};
+		this.executions.push(execution);
+		this.inFlightIds.add(executionId);
+		try {
+			const workflow = this.loadWorkflow();
+			const workflowData = {
+				id: WORKFLOW_ID,
+				name: workflow.name,
+				active: true,
+				isArchived: false,
+				nodes: [this.node],
+				connections: {},
+				settings: { executionOrder: 'v1' },
+				createdAt: new Date(),
+				updatedAt: new Date(),
+			} as IWorkflowBase;
+			const hooks = new ExecutionLifecycleHooks(mode, executionId, workflowData);
+			let responded = false;
+			hooks.addHandler('sendResponse', (response: IExecuteResponsePromiseData) => {
+				if (responded) return;
+				responded = true;
+				execution.response = response;
+				opts.responsePromise?.resolve(response);
+			});
+			let newStaticData: IDataObject | undefined;
+			let resolveFinished!: (run: IRun) => void;
+			const finished = new Promise<IRun>((resolve) => (resolveFinished = resolve));
+			hooks.addHandler('workflowExecuteAfter', (run: IRun, staticData?: IDataObject) => {
+				newStaticData = staticData;
+				resolveFinished(run);
+			});
+			const additionalData = this.additionalData({ executionId });
+			additionalData.hooks = hooks;
+			const runExecutionData = createRunExecutionData({
+				executionData: {
+					nodeExecutionStack: [{ node: this.node, data: { main: input }, source: null }],
+				},
+			});
+			await new WorkflowExecute(additionalData, mode, runExecutionData).processRunExecutionData(
+				workflow,
+			);
+			const run = await finished;
+			execution.run = run;
+			const task = run.data.resultData.runData[this.node.name]?.[0];
+			execution.output = (task?.data?.main as INodeExecutionData[][] | undefined) ?? null;
+			const error = task?.error ?? run.data.resultData.error;
+			if (error) execution.error = error;
+			// hookFunctionsSave saves `newStaticData` after every run but a manual one
+			if (newStaticData !== undefined && mode !== 'manual') {
+				execution.staticDataChanged = true;
+				this.errors.push(
+					new UnexpectedError(
+						`The ${mode} run ${executionId} changed the workflow's static data; n8n would save it after the run, overwriting what was saved meanwhile`,
+					),
+				);
+			}
+			if (execution.output?.some((items) => items?.length)) this.recordRun(execution.output);
+			return execution;
+		} finally {
+			opts.responsePromise?.resolve(EXECUTION_ENDED_WITHOUT_RESPONSE);
+			this.inFlightIds.delete(executionId);
+			this.notify();
 		}
+	}
+
+	/**
+	 * webhook-helpers' setupResponseNodePromise: a Buffer body is written straight to the response
+	 * (status, headers, CSP, end); any other body goes through the webhook's responseCallback, which
+	 * answers (WebhookRequestHandler.sendLegacyResponse) unless webhook() already returned
+	 * `noWebhookResponse: true` — then that callback's promise is settled and only the
+	 * `process.nextTick(() => res.end())` happens: an empty 200.
+	 */
+	private setupResponseNodePromise(
+		promise: Promise<IExecuteResponsePromiseData>,
+		res: ExpressLikeResponse,
+		callbackSettled: boolean,
+	): void {
+		void promise.then((response) => {
+			if (response === EXECUTION_ENDED_WITHOUT_RESPONSE) return;
+			const { body, headers, statusCode } = response as {
+				body?: unknown;
+				headers?: unknown;
+				statusCode?: number;
+			};
+			try {
+				if (Buffer.isBuffer(body)) {
+					if (statusCode) res.status(statusCode);
+					applyWebhookResponseHeaders(res, headers);
+					res.end(body);
+				} else if (!callbackSettled) {
+					if (statusCode !== undefined) res.status(statusCode);
+					if (headers) applyWebhookResponseHeaders(res, headers);
+					if (typeof body === 'string') res.send(body);
+					else res.json(body);
+				}
+			} catch (error) {
+				this.errors.push(error as Error);
+				// n8n: responseCallback(error) — a 500 if the callback was still open, else nothing
+				if (!callbackSettled && !res.headersSent) {
+					res.status(500).json({ code: 0, message: (error as Error).message });
+				}
+				return;
+			}
+			process.nextTick(() => {
+				if (!res.writableEnded) res.end();
+			});
+		});
+	}
+
+	// -------------------------------------------------------------------------------------------
+	// trigger()
+	// -------------------------------------------------------------------------------------------
+
+	/**
+	 * Activates the node's trigger() as n8n's ActiveWorkflowManager does: n8n-core's
+	 * TriggersAndPollers.runTriggerFunction with a TriggerContext (mode 'trigger') whose emit is
+	 * TriggerExecutionContextFactory's: save the trigger Workflow's static data (that Workflow lives
+	 * as long as the trigger), then run the start node with the emitted data (mode 'trigger') unless
+	 * an execution already has the emit's deduplication key (recorded in `duplicateEmits`). The
+	 * static data is saved after trigger() returns, as ActiveWorkflowManager.add does.
+	 */
+	async startTrigger(
+		activation: WorkflowActivateMode = 'activate',
+	): Promise<ITriggerResponse | undefined> {
+		if (this.triggerResponse) throw new UnexpectedError('The trigger is already started');
+		const workflow = this.loadWorkflow();
+		const emit: ITriggerFunctions['emit'] = (
+			data,
+			responsePromise,
+			donePromise,
+			deduplicationKey,
+		) => {
+			this.saveStaticData(workflow);
+			void this.track(
+				(async () => {
+					if (deduplicationKey !== undefined) {
+						if (this.database.executionDeduplicationKeys.has(deduplicationKey)) {
+							this.duplicateEmits.push({ data, deduplicationKey });
+							donePromise?.resolve(undefined as unknown as IRun);
+							return;
+						}
+						this.database.executionDeduplicationKeys.add(deduplicationKey);
+					}
+					const execution = await this.execute('trigger', 'trigger', data, {
+						deduplicationKey,
+						...(responsePromise ? { responsePromise } : {}),
+					});
+					donePromise?.resolve(execution.run!);
+				})().catch((error: Error) => {
+					this.errors.push(error);
+				}),
+			);
+		};
+		const response = await Container.get(TriggersAndPollers).runTriggerFunction(
+			workflow,
+			this.node,
+			(wf, node, additionalData, mode, act) =>
+				new TriggerContext(
+					wf,
+					node,
+					additionalData,
+					mode,
+					act,
+					emit,
+					(error) => this.triggerErrors.push({ kind: 'emitError', error }),
+					(error) =>
+						this.triggerErrors.push({ kind: 'saveFailedExecution', error: error as Error }),
+				),
+			this.additionalData(),
+			'trigger',
+			activation,
+		);
+		this.saveStaticData(workflow);
+		this.triggerResponse = response ?? {};
+		return response;
+	}
+
+	/** Deactivation: the closeFunction trigger() returned (n8n-core wraps it in the Workflow's isolate). */
+	async stopTrigger(): Promise<void> {
+		const response = this.triggerResponse;
+		this.triggerResponse = undefined;
+		await response?.closeFunction?.();
 	}
 
 	private async handle(req: http.IncomingMessage, res: ExpressLikeResponse): Promise<void> {
@@ -506,6 +1186,7 @@ export class TriggerHarness extends TriggerBase {
 			return write(chunk, ...rest);
 		}) as typeof res.write;
 		res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+			if (res.writableEnded) return end(chunk, ...rest);
 			if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') {
 				chunks.push(Buffer.from(chunk as string));
 			}
@@ -654,27 +1335,64 @@ export class TriggerHarness extends TriggerBase {
 			return;
 		}
 
-		this.recordRun(result.workflowData);
-		if (responded) return;
-		if (responseMode !== 'onReceived') {
-			// lastNode / responseNode modes need the downstream workflow; the harness does not run it.
-			res.status(500).json({
-				code: 0,
-				message: `Response mode "${responseMode}" is not supported by the engine harness`,
+		const workflowData = result.workflowData;
+		// The start node's output is its input unless it has execute() (WorkflowExecute.runNode), so
+		// only then, or when its execute() answers ('responseNode'), does the harness run the engine.
+		const runsEngine =
+			responseMode === 'responseNode' || typeof this.nodeType.execute === 'function';
+		if (!runsEngine) {
+			this.executions.push({
+				id: `harness-execution-${++this.executionCount}`,
+				source: 'webhook',
+				mode,
+				input: workflowData,
+				output: workflowData,
+				staticDataChanged: false,
 			});
+			this.recordRun(workflowData);
+		}
+
+		if (responseMode === 'responseNode') {
+			const responsePromise = responseDeferred();
+			let didSendResponse = responded;
+			void responsePromise.promise.then((response) => {
+				if (response !== EXECUTION_ENDED_WITHOUT_RESPONSE) didSendResponse = true;
+			});
+			this.setupResponseNodePromise(responsePromise.promise, res, responded);
+			const execution = await this.execute('webhook', mode, workflowData, { responsePromise });
+			await Promise.resolve();
+			if (didSendResponse) return;
+			// executeWebhook's handler of the finished run, when nothing was sent yet
+			if (execution.error) {
+				res.status(500).json({ message: 'Error in workflow' });
+			} else {
+				// responseCallback(null, { data: undefined, responseCode }) → res.json(undefined)
+				res.status(responseCode).type('json').end();
+			}
 			return;
 		}
-		// extractWebhookOnReceivedResponse: the description's responseData (default 'firstEntryJson',
-		// sent as it is) wins over the node's webhookResponse unless it is empty
-		if (responseData === 'noData') {
-			res.status(responseCode).end();
-		} else if (responseData) {
-			res.status(responseCode).send(responseData);
-		} else if (result.webhookResponse !== undefined) {
-			res.status(responseCode).send(result.webhookResponse);
-		} else {
-			res.status(responseCode).send({ message: 'Workflow was started' });
+
+		const run = runsEngine ? this.execute('webhook', mode, workflowData) : undefined;
+		if (!responded) {
+			if (responseMode !== 'onReceived') {
+				// lastNode mode answers with the last node's data: not modelled by the harness.
+				res.status(500).json({
+					code: 0,
+					message: `Response mode "${responseMode}" is not supported by the engine harness`,
+				});
+			} else if (responseData === 'noData') {
+				// extractWebhookOnReceivedResponse: the description's responseData (default
+				// 'firstEntryJson', sent as it is) wins over the node's webhookResponse unless it is empty
+				res.status(responseCode).end();
+			} else if (responseData) {
+				res.status(responseCode).send(responseData);
+			} else if (result.webhookResponse !== undefined) {
+				res.status(responseCode).send(result.webhookResponse);
+			} else {
+				res.status(responseCode).send({ message: 'Workflow was started' });
+			}
 		}
+		await run;
 	}
 }
 
@@ -729,7 +1447,7 @@ export class PollHarness extends TriggerBase {
 			seed = jsonCopy(snapshot);
 		};
 		return {
-			runPoll: async (poll: () => Promise<unknown>) => {
+			runPoll: async <T>(poll: () => Promise<T>): Promise<T> => {
 				this.cursor ??= jsonCopy(workflow.getStaticData('node', this.node) as IDataObject);
 				seed = jsonCopy(this.cursor);
 				snapshot = jsonCopy(this.cursor);

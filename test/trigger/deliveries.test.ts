@@ -8,8 +8,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { DedupStore } from '../../nodes/MarketplaceTrigger/store';
 import { deliveryKey } from '../../nodes/MarketplaceTrigger/store';
-import { DEFAULT_SETTINGS, type TriggerSettings } from '../../nodes/MarketplaceTrigger/memory';
-import { SAVE_REQUEST_TYPE } from '../../nodes/MarketplaceTrigger/saveViaOwnWebhook';
+import type { TriggerSettings } from '../../nodes/MarketplaceTrigger/memory';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { transportClock } from '../../nodes/shared/transport/clock';
 import { useSteppedClock } from '../action/clock';
@@ -45,23 +44,28 @@ async function activeTrigger(
 	return { ...user, t, endpoint };
 }
 
-/** A delivery signed by hand with the given secrets (for what the sandbox cannot produce). */
+/** A delivery signed by hand with the given secrets (for what the sandbox cannot produce), to `url` if given. */
 async function deliverSigned(
 	t: TriggerHarness,
 	secrets: string[],
 	event: IDataObject,
 	timestamp = Math.floor(transportClock().now() / 1000),
+	url?: string,
 ) {
 	const body = JSON.stringify(event);
 	const signature = secrets
 		.map((s) => signWebhook(String(event.id), timestamp, Buffer.from(body), parseSecret(s)))
 		.join(' ');
-	return await t.deliver(body, {
-		'content-type': 'application/json',
-		'webhook-id': String(event.id),
-		'webhook-timestamp': String(timestamp),
-		'webhook-signature': signature,
-	});
+	return await t.deliver(
+		body,
+		{
+			'content-type': 'application/json',
+			'webhook-id': String(event.id),
+			'webhook-timestamp': String(timestamp),
+			'webhook-signature': signature,
+		},
+		{ url },
+	);
 }
 
 const orderEvent = (id: string, orderId = 1) => ({
@@ -207,11 +211,21 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	expect((await bench.control.redeliver(delivery.id)).responseStatusCode).toBe(200);
 	expect(await settledRuns(t)).toBe(1);
 
-	// control: memory and the stored ids both lost -> the same delivery runs again
+	// memory and the stored ids both lost: the run's check (n8n's deduplication store) keeps it out
 	restart(t);
 	const kept = { ...t.staticData };
 	delete kept.seen;
 	t.staticData = kept;
+	const answered = t.responses.length;
+	expect((await bench.control.redeliver(delivery.id)).responseStatusCode).toBe(200);
+	await t.settled();
+	expect(t.responses[answered].body).toMatchObject({ ignored: 'duplicate' });
+	expect(t.runs).toHaveLength(1);
+	// control: that store lost too -> the same delivery runs again
+	restart(t);
+	t.staticData = kept;
+	const row = t.processedData()!;
+	await t.database.deleteProcessedData(row.workflowId, row.context);
 	expect((await bench.control.redeliver(delivery.id)).responseStatusCode).toBe(200);
 	await t.waitForRuns(2);
 
@@ -229,225 +243,74 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	expect(answers.filter((a) => (a.body as IDataObject).ignored === 'duplicate')).toHaveLength(2);
 });
 
-describe('saving accepted ids (saveViaOwnWebhook.ts); the clock is injected', () => {
-	const wake: Array<() => void> = [];
-	/** Ends the save loop's current wait. */
-	const tick = async () => {
-		await eventually(() => wake.length > 0);
-		wake.splice(0).forEach((resolve) => resolve());
-	};
-	let waits: number[] = [];
-	let now = Date.now();
-	/** The trigger's settings with a clock the test moves: each wait of the save loop ends at `tick()`, its time passed. */
-	const steered = (settings: Partial<TriggerSettings> = {}): Partial<TriggerSettings> => ({
-		saveEveryMs: DEFAULT_SETTINGS.saveEveryMs,
-		firstSaveMs: DEFAULT_SETTINGS.firstSaveMs,
-		confirmAfterMs: 60_000,
-		clock: {
-			now: () => now,
-			// time passes while the loop sleeps: at least `ms` when it wakes
-			sleep: async (ms: number) => {
-				waits.push(ms);
-				const until = now + ms;
-				await new Promise<void>((resolve) => wake.push(resolve));
-				now = Math.max(now, until);
-			},
-		},
-		...settings,
-	});
-	beforeEach(() => {
-		waits = [];
-		now = Date.now();
-	});
-	afterEach(() => wake.splice(0).forEach((resolve) => resolve()));
+describe('what n8n saves, and the run that answers (receive.ts saveAndHandOver, run.ts)', () => {
 	const storedIn = (t: TriggerHarness) =>
 		DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
-	const saveRequests = (t: TriggerHarness, since: number) =>
-		t.requests.slice(since).filter((r) => String(r.headers['webhook-id']).startsWith('save_'))
-			.length;
 
-	test("a burst is answered by n8n's path with the trigger's JSON, saved by one save request, and survives a restart", async () => {
-		const { t } = await activeTrigger({}, steered());
-		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		const before = t.requests.length;
-		const burst = ['evt_b1', 'evt_b2', 'evt_b3', 'evt_b4', 'evt_b5'];
-		const answers = await Promise.all(
-			burst.map(async (id) => await deliverSigned(t, [secret], orderEvent(id))),
-		);
-		expect(answers.map((a) => [a.status, a.body])).toEqual(
-			burst.map((id) => [200, { received: true, id }]),
-		);
-		await t.waitForRuns(5);
-		// n8n saves nothing an accepted delivery changed (it answers after registering the execution)
-		expect(burst.filter((id) => storedIn(t).has(deliveryKey(id), Date.now()))).toEqual([]);
-		await tick();
-		await eventually(() => burst.every((id) => storedIn(t).has(deliveryKey(id), Date.now())));
-		expect(saveRequests(t, before)).toBe(1);
-		// after a quiet moment the first save request goes out firstSaveMs after the first key
-		expect(waits[0]).toBe(DEFAULT_SETTINGS.firstSaveMs);
-		expect(t.responses.at(-1)!.body).toEqual({
-			received: true,
-			saved: true,
-			missing: expect.stringMatching(/^[A-Za-z0-9_-]{60}$/),
-			missingOrders: expect.any(String),
-		});
-		// "restart": process memory gone; redeliveries of all five start nothing
-		restart(t);
-		for (const id of burst) {
-			expect((await deliverSigned(t, [secret], orderEvent(id))).body).toEqual({
-				received: true,
-				ignored: 'duplicate',
-				id,
-			});
-		}
-		expect(await settledRuns(t)).toBe(5);
-	});
-
-	test("an id dropped by another process's concurrent save is saved again; confirmed once a save request finds it saved", async () => {
-		const { t } = await activeTrigger({}, steered({ confirmAfterMs: 0 }));
-		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		expect((await deliverSigned(t, [secret], orderEvent('evt_overwritten'))).status).toBe(200);
-		const before = structuredClone(t.staticData);
-		await tick();
-		await eventually(() => storedIn(t).has(deliveryKey('evt_overwritten'), Date.now()));
-		expect(t.responses.at(-1)!.body).toMatchObject({
-			saved: true,
-			missing: deliveryKey('evt_overwritten'),
-		});
-		// another processor, which read the static data before that save, saves its own copy after it
-		t.staticData = before;
-		await tick();
-		await eventually(() => storedIn(t).has(deliveryKey('evt_overwritten'), Date.now()));
-		expect(t.responses.at(-1)!.body).toMatchObject({
-			saved: true,
-			missing: deliveryKey('evt_overwritten'),
-		});
-		expect(pendingCount(t, t.webhookUrl)).toBe(1);
-		// the next save request finds it saved and confirms it
-		await tick();
-		await eventually(() => pendingCount(t, t.webhookUrl) === 0);
-		expect(t.responses.at(-1)!.body).toMatchObject({ received: true, saved: true, missing: '' });
-		restart(t);
-		expect((await deliverSigned(t, [secret], orderEvent('evt_overwritten'))).body).toMatchObject({
-			ignored: 'duplicate',
-		});
-		expect(await settledRuns(t)).toBe(1);
-	});
-
-	test('an id is confirmed only by a save request sent confirmAfterMs after its acceptance; none is sent before it is due', async () => {
-		const { t } = await activeTrigger({}, steered());
-		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		const before = t.requests.length;
-		expect((await deliverSigned(t, [secret], orderEvent('evt_young'))).status).toBe(200);
-		await tick();
-		await eventually(() => storedIn(t).has(deliveryKey('evt_young'), Date.now()));
-		// saved, but too young to be confirmed: another process's request may still be running, and
-		// while nothing is due the loop only waits
-		// (the clock moves only while the loop sleeps)
-		const asleep = async () => await eventually(() => wake.length > 0);
-		for (let i = 0; i < 5; i++) await tick();
-		await asleep();
-		expect(saveRequests(t, before)).toBe(1);
-		expect(pendingCount(t, t.webhookUrl)).toBe(1);
-		now += 60_000;
-		await tick();
-		await eventually(() => pendingCount(t, t.webhookUrl) === 0);
-		expect(saveRequests(t, before)).toBe(2);
-		// the loop looks every firstSaveMs while keys are pending
-		expect(new Set(waits)).toEqual(new Set([DEFAULT_SETTINGS.firstSaveMs]));
-	});
-
-	test('a burst still arriving extends the first wait by firstSaveMs, up to saveEveryMs after its first id; one save request for all', async () => {
-		const { t } = await activeTrigger({}, steered());
-		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		const before = t.requests.length;
-		const started = now;
-		expect((await deliverSigned(t, [secret], orderEvent('evt_burst_a'))).status).toBe(200);
-		// one more of the burst during each wait (150 ms into it): the wait goes on
-		for (const id of ['evt_burst_b', 'evt_burst_c', 'evt_burst_d', 'evt_burst_e']) {
-			await eventually(() => wake.length > 0);
-			now += 150;
-			expect((await deliverSigned(t, [secret], orderEvent(id))).status).toBe(200);
-			await tick();
-		}
-		// saveEveryMs after the first id: no more waiting, though evt_burst_e came during the last wait
-		await eventually(() =>
-			['a', 'b', 'c', 'd', 'e'].every((x) =>
-				storedIn(t).has(deliveryKey(`evt_burst_${x}`), Date.now()),
-			),
-		);
-		expect(saveRequests(t, before)).toBe(1);
-		expect(waits.slice(0, 4)).toEqual([250, 250, 250, 250]);
-		expect(now - started).toBe(DEFAULT_SETTINGS.saveEveryMs);
-	});
-
-	test('when every pending id is saved, a request only to confirm goes out at most every confirmEveryMs', async () => {
-		const { t } = await activeTrigger({}, steered({ confirmAfterMs: 1, confirmEveryMs: 5_000 }));
-		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		const before = t.requests.length;
-		expect((await deliverSigned(t, [secret], orderEvent('evt_confirm'))).status).toBe(200);
-		await tick();
-		await eventually(() => storedIn(t).has(deliveryKey('evt_confirm'), Date.now()));
-		// due for confirmation at once (confirmAfterMs 1), yet nothing goes out within confirmEveryMs of the save
-		await eventually(() => wake.length > 0);
-		const savedAt = now;
-		while (now + DEFAULT_SETTINGS.firstSaveMs < savedAt + 5_000) {
-			await tick();
-			await eventually(() => wake.length > 0);
-		}
-		expect(saveRequests(t, before)).toBe(1);
-		expect(pendingCount(t, t.webhookUrl)).toBe(1);
-		await tick();
-		await eventually(() => pendingCount(t, t.webhookUrl) === 0);
-		expect(saveRequests(t, before)).toBe(2);
-	});
-
-	test('a new id waits at most saveEveryMs while older ids are pending: the next tick saves it with one save request', async () => {
-		const { t } = await activeTrigger({}, steered());
-		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		const before = t.requests.length;
-		expect((await deliverSigned(t, [secret], orderEvent('evt_old'))).status).toBe(200);
-		await tick();
-		await eventually(() => storedIn(t).has(deliveryKey('evt_old'), Date.now()));
-		await eventually(() => wake.length > 0);
-		for (const id of ['evt_new_1', 'evt_new_2'])
-			expect((await deliverSigned(t, [secret], orderEvent(id))).status).toBe(200);
-		await tick();
-		await eventually(() =>
-			['evt_new_1', 'evt_new_2'].every((id) => storedIn(t).has(deliveryKey(id), Date.now())),
-		);
-		expect(saveRequests(t, before)).toBe(2);
-	});
-
-	test('an id found saved is not given up, however many save requests carry it before it can be confirmed', async () => {
-		const { t } = await activeTrigger({}, steered());
-		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		expect((await deliverSigned(t, [secret], orderEvent('evt_first'))).status).toBe(200);
-		await tick();
-		await eventually(() => storedIn(t).has(deliveryKey('evt_first'), Date.now()));
-		// every save request carries evt_first too (found saved each time)
-		const { maxFailedSaves } = DEFAULT_SETTINGS;
-		for (let i = 0; i < maxFailedSaves + 2; i++) {
-			expect((await deliverSigned(t, [secret], orderEvent(`evt_next_${i}`))).status).toBe(200);
-			await tick();
-			await eventually(() => storedIn(t).has(deliveryKey(`evt_next_${i}`), Date.now()));
-		}
-		expect(pendingCount(t, t.webhookUrl)).toBe(maxFailedSaves + 3);
-		expect((await deliverSigned(t, [secret], orderEvent('evt_last'))).status).toBe(200);
-		await t.waitForRuns(maxFailedSaves + 4);
-		expect(t.runs.at(-1)![0][0].json.storageWarning).toBeUndefined();
-	});
-
-	test('a save request needs the signature like any delivery', async () => {
+	test("an accepted event's key is in the static data n8n saves before the run; the run answers with the trigger's JSON", async () => {
 		const { t } = await activeTrigger();
-		const stranger = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
-		const save = {
-			id: 'save_forged',
-			type: SAVE_REQUEST_TYPE,
-			createdAt: new Date().toISOString(),
-			data: { seen: { v: 2, e: {} } },
-		};
-		expect((await deliverSigned(t, [stranger], save)).status).toBe(401);
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		const answer = await deliverSigned(t, [secret], orderEvent('evt_saved'));
+		expect(answer).toMatchObject({ status: 200, body: { received: true, id: 'evt_saved' } });
+		// the run sent the answer: its execution holds it, and it started before the answer came
+		expect(t.executions).toHaveLength(1);
+		expect(t.executions[0]).toMatchObject({ source: 'webhook', mode: 'webhook' });
+		expect(storedIn(t).has(deliveryKey('evt_saved'), Date.now())).toBe(true);
+		expect(t.errors).toEqual([]);
+	});
+
+	test("a key dropped by another process's save is written again by this process's next request; confirmed once read back confirmAfterMs after its acceptance", async () => {
+		const { t } = await activeTrigger({}, { confirmAfterMs: 400 });
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		await deliverSigned(t, [secret], orderEvent('evt_a'));
+		expect(pendingCount(t)).toBe(1);
+		// another process saves a copy it read before this one's save
+		const kept = { ...t.staticData };
+		delete kept.seen;
+		t.staticData = kept;
+		await deliverSigned(t, [secret], orderEvent('evt_b'));
+		expect(storedIn(t).has(deliveryKey('evt_a'), Date.now())).toBe(true);
+		expect(pendingCount(t)).toBe(2);
+		await new Promise((resolve) => setTimeout(resolve, 450));
+		await deliverSigned(t, [secret], orderEvent('evt_c'));
+		// a and b read back after confirmAfterMs: confirmed; c is new
+		expect(pendingCount(t)).toBe(1);
+		await t.settled();
+		expect(t.runs).toHaveLength(3);
+	});
+
+	test("a copy at a second process that read the static data before the first's save: the run's check keeps it out and answers 'duplicate'", async () => {
+		const { t, apiKey } = await activeTrigger();
+		// the same webhook URL, served by a second process of its own
+		const other = await bench.trigger(
+			apiKey,
+			{},
+			{ database: t.database, webhookBaseUrl: t.webhookBaseUrl },
+		);
+		const atOther = `http://127.0.0.1:${other.listenPort}${new URL(t.webhookUrl).pathname}`;
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		expect((await deliverSigned(t, [secret], orderEvent('evt_twice'))).body).toEqual({
+			received: true,
+			id: 'evt_twice',
+		});
+		// the second process's copy of the static data predates the first's save
+		const kept = { ...t.staticData };
+		delete kept.seen;
+		t.staticData = kept;
+		const copy = await deliverSigned(other, [secret], orderEvent('evt_twice'), undefined, atOther);
+		expect(copy.body).toEqual({ received: true, ignored: 'duplicate', id: 'evt_twice' });
+		await other.settled();
+		// the run started, and let nothing through
+		expect(other.executions).toHaveLength(1);
+		expect(other.runs).toHaveLength(0);
+		expect(t.runs).toHaveLength(1);
+	});
+
+	test("the run's check records each order: a later catch-up of an order whose event ran keeps it out", async () => {
+		const { t } = await activeTrigger();
+		const secret = String(recordOf(t, t.webhookUrl)!.secret);
+		await deliverSigned(t, [secret], orderEvent('evt_order_7', 7));
+		expect(t.processedData()?.value.data).toHaveLength(2);
 	});
 });
 

@@ -14,21 +14,28 @@ import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbo
 
 export type { TriggerHarness };
 
+/** trigger()'s wake-ups registered by the harnesses: a test wakes them (`wakeChecks`) instead of n8n's cron. */
+const wakes = new Set<() => Promise<void>>();
+
+/** Wakes every registered catch-up check once, as n8n's cron would, and waits for each. */
+export async function wakeChecks(): Promise<void> {
+	await Promise.all([...wakes].map(async (wake) => await wake()));
+}
+
 /**
- * The trigger's settings in the engine tests, injected through the node's constructor: the save loop
- * sends as soon as a key is pending and confirms a key by the first save request that finds it saved
- * (the harness is one process: no other process's save can drop it), and the sample is asked for at
- * once (the harness saves create()'s static data as it returns). The clock stays the transport's, so
- * a stepped clock moves the trigger's waits too. Tests of a schedule pass their own settings.
+ * The trigger's settings in the engine tests, injected through the node's constructor: a key is
+ * confirmed by the first request that reads it back (the harness is one process unless a test
+ * shares a database), the sample is asked for at once (the harness saves create()'s static data as
+ * it returns), and trigger()'s check is woken by the test. The clock stays the transport's, so a
+ * stepped clock moves the trigger's waits too. Tests of a schedule pass their own settings.
  */
 export const HARNESS_SETTINGS: Partial<TriggerSettings> = {
-	saveEveryMs: 0,
-	firstSaveMs: 0,
 	confirmAfterMs: 0,
-	confirmEveryMs: 0,
 	sample: { firstMs: 0, retryMs: 0, attempts: 6 },
-	// the trigger's own catch-up requests only where a test asks for them (selfCatchUp.test.ts)
-	catchUpRequest: { firstMs: Infinity, retryMs: 60_000 },
+	wake: (_ctx, onWake) => {
+		wakes.add(onWake);
+		return () => wakes.delete(onWake);
+	},
 };
 
 /** The node instance of a harness: this "process"'s part of the trigger. */
@@ -50,9 +57,9 @@ export function restart(harness: TriggerHarness): void {
 	triggerOf(harness).process.forgetAll();
 }
 
-/** Waits until every accepted id is saved and confirmed (as a restart test needs before the restart). */
+/** Waits until every request and run under way ended: what they changed is saved (as a restart test needs). */
 export async function idsStored(harness: TriggerHarness): Promise<void> {
-	await eventually(() => pendingCount(harness) === 0);
+	await harness.settled();
 }
 
 export class TriggerBench {
@@ -79,7 +86,6 @@ export class TriggerBench {
 		const open = this.harnesses.splice(0);
 		await Promise.all(
 			open.map(async (h) => {
-				await triggerOf(h).process.listeningsDone();
 				triggerOf(h).process.forgetAll();
 				await h.close();
 			}),
@@ -103,6 +109,8 @@ export class TriggerBench {
 			workflowStaticData?: IDataObject;
 			webhookBaseUrl?: string;
 			settings?: Partial<TriggerSettings>;
+			/** another harness's database: a second n8n process on the same database */
+			database?: TriggerHarness['database'];
 		} = {},
 	): Promise<TriggerHarness> {
 		const { settings, ...harnessExtra } = extra;
@@ -147,10 +155,11 @@ export function recordOf(harness: TriggerHarness, url: string): IDataObject | un
  * runs, before n8n saved the secret) and the sample are not deliveries the tests that follow count.
  */
 export async function forgetActivationTraffic(harness: TriggerHarness): Promise<void> {
-	await triggerOf(harness).process.listeningsDone();
+	await harness.settled();
 	harness.requests.length = 0;
 	harness.responses.length = 0;
 	harness.runs.length = 0;
+	harness.executions.length = 0;
 }
 
 /** An event signed by hand with the trigger's current secret at `t`'s production URL, as the service would sign it now. */

@@ -1,16 +1,24 @@
 /**
- * The trigger's own catch-up (catchUpRequests.ts): with Catch Up Missed Orders on, missed orders run
- * without waiting for a delivery. The trigger in n8n-core's engine, the sandbox over real HTTP, and one
- * clock for both: the trigger's (injected, and the transport's) reads the sandbox's virtual clock, and
- * the sandbox signs its attempts at that time too (timestampSkewSeconds), so a test moves minutes and
- * hours in steps and sees what the trigger does at each.
+ * trigger()'s catch-up check (catchUpCheck.ts): with Catch Up Missed Orders on, missed orders run
+ * without waiting for a delivery. The trigger in n8n-core's engine (trigger() in its TriggerContext,
+ * each wake-up of n8n's cron made by the test), the sandbox over real HTTP, and one clock for both:
+ * the trigger's (injected, and the transport's) reads the sandbox's virtual clock, and the sandbox
+ * signs its attempts at that time too (timestampSkewSeconds), so a test moves minutes and hours in
+ * steps and sees what the trigger does at each.
  */
 import type { IDataObject } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import type { TriggerSettings } from '../../nodes/MarketplaceTrigger/memory';
 import { setTransportClock } from '../../nodes/shared/transport/clock';
-import { eventually, idsStored, restart, TriggerBench, type TriggerHarness } from './helpers';
+import {
+	eventually,
+	idsStored,
+	restart,
+	TriggerBench,
+	wakeChecks,
+	type TriggerHarness,
+} from './helpers';
 
 const bench = new TriggerBench();
 beforeAll(async () => await bench.start());
@@ -29,7 +37,9 @@ const clock = {
 };
 const SETTINGS: Partial<TriggerSettings> = {
 	clock,
-	catchUpRequest: { firstMs: 20_000, retryMs: 60_000 },
+	catchUpCheck: { firstMs: 20_000, retryMs: 60_000 },
+	// the sandbox makes a test delivery's one attempt before it answers the Test call
+	probe: { pendingReads: 0, pendingWaitMs: 0 },
 };
 
 beforeEach(() => setTransportClock({ ...clock, random: Math.random }));
@@ -45,12 +55,22 @@ async function advance(ms: number): Promise<void> {
 	await bench.control.advanceClockMs(ms);
 }
 
-/** Lets the trigger act on the time it now reads: until every request it received is answered. */
+/** Wakes the check as n8n's cron does, then lets the trigger act on the time it now reads: until every request and run ended. */
 async function settle(t: TriggerHarness): Promise<void> {
+	await wakeChecks();
 	await sleep(60);
 	await eventually(() => t.requests.length === t.responses.length);
-	await sleep(20);
+	await t.settled();
 }
+
+/** True for a webhook.test body (the check's test deliveries, the activation's). */
+const testEventOf = (raw: Buffer) => {
+	try {
+		return (JSON.parse(raw.toString()) as { type?: string }).type === 'webhook.test';
+	} catch {
+		return false;
+	}
+};
 
 /** The order ids of the caught-up items of every run so far. */
 const caughtUp = (t: TriggerHarness) =>
@@ -69,6 +89,7 @@ async function activeTrigger() {
 	const { userId, apiKey, brandId } = await bench.user();
 	const t = await bench.trigger(apiKey, {}, { settings: SETTINGS });
 	await t.activate();
+	await t.startTrigger();
 	const [endpoint] = await bench.endpointsOf(userId);
 	return { userId, apiKey, brandId, t, endpoint };
 }
@@ -82,18 +103,20 @@ test('n8n down while orders arrive, then started with no further delivery: each 
 	await idsStored(t);
 	const runsBefore = t.runs.length;
 
-	// n8n stops: its memory is gone, the service's attempts are refused
+	// n8n stops: its memory and trigger() are gone, the service's attempts are refused
 	restart(t);
+	await t.stopTrigger();
 	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/n8n-is-down');
 	const missed: number[] = [];
 	for (let i = 0; i < 3; i++) {
 		missed.push((await bench.control.createOrder({ brandId })).order.id as number);
 		await advance(2_000);
 	}
-	// n8n starts: the activation hook runs ('init'), and nothing is delivered after it
+	// n8n starts: the activation hook runs ('init'), then trigger(); nothing is delivered after it
 	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
 	const since = await bench.lastSeq();
 	await t.checkExists('init');
+	await t.startTrigger('init');
 	let ranAfterMs: number | undefined;
 	for (let elapsed = 0; elapsed <= 45_000 && ranAfterMs === undefined; elapsed += 5_000) {
 		await settle(t);
@@ -106,8 +129,10 @@ test('n8n down while orders arrive, then started with no further delivery: each 
 	expect(caughtUp(t)).toEqual(missed);
 	expect((await readsOf(apiKey, since)).length).toBe(1);
 
-	// a restart between the catch-up and the late events; then the service's retries, and every delivery sent again
+	// a restart between the catch-up and the late events (its trigger() not started again); then the
+	// service's retries, and every delivery sent again
 	restart(t);
+	await t.stopTrigger();
 	const answered = t.responses.length;
 	await advance(70_000);
 	await settle(t);
@@ -119,8 +144,11 @@ test('n8n down while orders arrive, then started with no further delivery: each 
 	await settle(t);
 	expect(t.runs.length).toBe(runsBefore + 1);
 	// each answered 2xx and started nothing (a retry's key is kept from that attempt on: a duplicate now)
-	expect(ignored().slice(missed.length)).toEqual(
-		all.map((d) => (d.event.type === 'webhook.test' ? 'test-event' : 'duplicate')),
+	// (a test delivery sent again is a catch-up check of its own: it may read, and starts no run)
+	const answers = t.responses.slice(answered + missed.length).map((r) => r.body as IDataObject);
+	const events = all.filter((d) => d.event.type !== 'webhook.test').map((d) => d.eventId);
+	expect(events.map((id) => answers.find((a) => a.id === id)?.ignored)).toEqual(
+		events.map(() => 'duplicate'),
 	);
 });
 
@@ -181,12 +209,9 @@ test('an hour of quiet: one order-list read after activation, then one every fiv
 	await stepThrough(t, 60 * 60_000, 30_000, async () => {});
 	expect((await readsOf(apiKey, since)).length).toBe(12);
 	expect(t.runs.length).toBe(0);
-	// the catch-up requests themselves: about one every five minutes, never more than one a 5 s
-	const sent = t.requests
-		.slice(requests)
-		.filter((r) => String(r.headers['webhook-id']).startsWith('catch_up_'));
-	expect(sent.length).toBeGreaterThanOrEqual(12);
-	expect(sent.length).toBeLessThanOrEqual(20);
+	// the checks' test deliveries themselves: one every five minutes
+	const sent = t.requests.slice(requests).filter((r) => testEventOf(r.rawBody));
+	expect(sent.length).toBe(12);
 });
 
 test('orders created in the in-flight margin before a check, whose deliveries never come, run with the next check a minute later', async () => {
@@ -227,23 +252,26 @@ test('none with Catch Up Missed Orders off, none without Order Created, none on 
 	const test = await bench.user();
 	const listening = await bench.trigger(test.apiKey, {}, { settings: SETTINGS });
 	await listening.activate('manual');
+	for (const t of [withoutOption, noOrders]) await t.startTrigger();
 	const active = await activeTrigger();
 	const since = await bench.lastSeq();
 	await advance(25_000);
 	await settle(active.t);
 	expect((await readsOf(active.apiKey, since)).length).toBe(1);
 	await active.t.delete();
+	await active.t.stopTrigger();
 	const sinceDelete = await bench.lastSeq();
 	await stepThrough(active.t, 20 * 60_000, 60_000, async () => {});
 	for (const apiKey of [off.apiKey, other.apiKey, test.apiKey, active.apiKey])
 		expect(await readsOf(apiKey, apiKey === active.apiKey ? sinceDelete : since)).toEqual([]);
+	// production test deliveries: the activation check's, and the active trigger's one check
 	for (const t of [withoutOption, noOrders, listening, active.t])
-		expect(
-			t.requests.filter((r) => String(r.headers['webhook-id']).startsWith('catch_up_')),
-		).toHaveLength(t === active.t ? 1 : 0);
+		expect(t.requests.filter((r) => testEventOf(r.rawBody) && r.mode === 'webhook')).toHaveLength(
+			t === active.t ? 2 : t === listening ? 0 : 1,
+		);
 });
 
-test('steady traffic (an order every 20 s for ten minutes): deliveries catch up, the catch-up requests find nothing due, at most one read a minute', async () => {
+test('steady traffic (an order every 20 s for ten minutes): deliveries catch up, the checks find nothing due, at most one read a minute', async () => {
 	const { apiKey, brandId, t } = await activeTrigger();
 	const since = await bench.lastSeq();
 	const reads: number[] = [];
@@ -264,27 +292,4 @@ test('steady traffic (an order every 20 s for ten minutes): deliveries catch up,
 	for (let i = 1; i < reads.length; i++)
 		expect(reads[i] - reads[i - 1]).toBeGreaterThanOrEqual(60_000);
 	expect(reads.length).toBeLessThanOrEqual(11);
-});
-
-test('after a restart that runs no activation hook here (a queue-mode webhook processor), the first delivery starts the catch-up requests', async () => {
-	const { brandId, t, endpoint } = await activeTrigger();
-	await advance(25_000);
-	await settle(t);
-	restart(t);
-	const drop = async () =>
-		await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/proxy-drops-it');
-	await drop();
-	const dropped: number[] = [];
-	for (let i = 0; i < 2; i++) {
-		dropped.push((await bench.control.createOrder({ brandId })).order.id as number);
-		await advance(2_000);
-	}
-	// one delivery gets through; its own catch-up leaves the two (inside its in-flight margin)
-	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
-	await bench.control.createOrder({ brandId });
-	await t.waitForRuns(1);
-	expect(caughtUp(t)).toEqual([]);
-	await drop();
-	await stepThrough(t, 70_000, 5_000, async () => {});
-	expect(caughtUp(t)).toEqual(dropped);
 });

@@ -97,6 +97,20 @@ describe('Pacer', () => {
 		send(pacer, 2611);
 	});
 
+	it('a request whose answer waits for others (the Test call) goes at once and holds nobody up', () => {
+		const pacer = new Pacer(50);
+		pacer.observe(send(pacer, 0), { remaining: 0, resetSeconds: 2 }, 0);
+		// the window has passed: the Test call goes without learning it, a read during it learns it
+		const testCall = pacer.reserve(2500, false);
+		expect(testCall.waitMs).toBe(0);
+		const read = send(pacer, 2501);
+		expect(pacer.reserve(2502)).toEqual({ waitMs: PROBE_WAIT_MS });
+		pacer.observe(read, { remaining: 5, resetSeconds: 2 }, 2600);
+		// the remainder counts the Test call still in flight
+		for (let i = 0; i < 4; i++) send(pacer, 2601);
+		expect(pacer.reserve(2602).waitMs).toBeGreaterThan(0);
+	});
+
 	it('sends one request at a time while answers carry no reading', () => {
 		const pacer = new Pacer();
 		const first = send(pacer, 0);

@@ -148,7 +148,8 @@ export const PROBE_WAIT_MS = 25;
  * - An answer's `r` counts only the requests the service had seen, so the requests still in flight
  *   are subtracted from it, and an answer to a request older than the last one read is ignored.
  * - While nothing is known (first request, or the window has passed), one request goes and the
- *   others wait for its answer instead of all spending an unknown remainder at once.
+ *   others wait for its answer instead of all spending an unknown remainder at once. A request whose
+ *   answer may wait for other requests (`learns` false) goes too, and nobody waits for it.
  * The quota is never assumed, only read.
  *
  * `t` is whole seconds, so it may announce the reset up to a second late. When a response shows
@@ -169,6 +170,9 @@ export class Pacer {
 	/** tickets given out whose answer has not been read yet */
 	private readonly inFlight = new Set<number>();
 
+	/** the tickets of those that learn an unknown window's state for the others */
+	private readonly learning = new Set<number>();
+
 	/** the ticket whose answer `remaining` comes from */
 	private readFrom = 0;
 
@@ -176,12 +180,15 @@ export class Pacer {
 	constructor(private readonly marginMs = 50) {}
 
 	/** A ticket to send now, or how long to wait before asking again. */
-	reserve(nowMs: number): Turn {
+	reserve(nowMs: number, learns = true): Turn {
 		if (this.remaining !== undefined && nowMs >= this.resetAtMs) this.remaining = undefined;
 		if (this.remaining === undefined) {
+			if (!learns) return { ticket: this.issue(), waitMs: 0 };
 			// Nothing known: one request learns the window's state while the others wait for it.
-			if (this.inFlight.size > 0) return { waitMs: PROBE_WAIT_MS };
-			return { ticket: this.issue(), waitMs: 0 };
+			if (this.learning.size > 0) return { waitMs: PROBE_WAIT_MS };
+			const ticket = this.issue();
+			this.learning.add(ticket);
+			return { ticket, waitMs: 0 };
 		}
 		if (this.remaining > 0) {
 			this.remaining--;
@@ -202,6 +209,7 @@ export class Pacer {
 		sentAtMs?: number,
 	): void {
 		this.inFlight.delete(ticket);
+		this.learning.delete(ticket);
 		if (!reading || (this.remaining !== undefined && ticket < this.readFrom)) return;
 		const announced = nowMs + reading.resetSeconds * 1000;
 		const opened =
