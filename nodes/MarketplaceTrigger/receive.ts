@@ -100,82 +100,80 @@ export function receiveWith(process: () => TriggerProcess) {
 		const trigger = process();
 		const memory = trigger.memoryOf(this.getWorkflow().id ?? '', url);
 		const now = transportClock().now();
-		{
-			const d: Delivery = {
-				ctx: this,
-				request: this.getRequestObject() as RawRequest,
-				now,
-				memory,
-				store: EndpointStore.read(this.getWorkflowStaticData('node'), url, memory, {
-					nowMs: now,
-					afterMs: trigger.settings.confirmAfterMs,
-				}),
-			};
+		const d: Delivery = {
+			ctx: this,
+			request: this.getRequestObject() as RawRequest,
+			now,
+			memory,
+			store: EndpointStore.read(this.getWorkflowStaticData('node'), url, memory, {
+				nowMs: now,
+				afterMs: trigger.settings.confirmAfterMs,
+			}),
+		};
 
-			// 1. verify
-			if (!Buffer.isBuffer(d.request.rawBody) && typeof d.request.readRawBody === 'function')
-				await d.request.readRawBody();
-			const rawBody = Buffer.isBuffer(d.request.rawBody) ? d.request.rawBody : undefined;
-			if (!rawBody)
-				return answer(d, 500, {
-					error: 'raw-body-unavailable',
-					message: 'The request body could not be read',
-				});
-			const verdict = verifyWebhook({
-				headers: d.request.headers,
-				rawBody,
-				secrets: d.store.verificationKeys(d.now),
-				nowSeconds: Math.floor(d.now / 1000),
+		// 1. verify
+		if (!Buffer.isBuffer(d.request.rawBody) && typeof d.request.readRawBody === 'function')
+			await d.request.readRawBody();
+		const rawBody = Buffer.isBuffer(d.request.rawBody) ? d.request.rawBody : undefined;
+		if (!rawBody)
+			return answer(d, 500, {
+				error: 'raw-body-unavailable',
+				message: 'The request body could not be read',
 			});
-			if (!verdict.ok) {
-				// the activation check's test delivery, before n8n saved the secret: it proves n8n is reachable, refused as expected
-				if (isActivationProbe(rawBody, verdict.reason))
-					return answer(d, 401, { error: 'invalid-signature', reason: verdict.reason });
-				const webhookId = d.request.headers['webhook-id'];
-				const refusal = await refuse(
-					this,
-					d.store,
-					memory,
-					verdict,
-					webhookId,
-					d.now,
-					WITHIN_ANSWER_LIMIT,
-				);
-				return answer(d, 401, refusal);
-			}
-			const event = parseEnvelope(rawBody);
-			if (!event)
-				return answer(d, 400, {
-					error: 'malformed-event',
-					message: 'The body is not an event envelope',
-				});
-
-			// 2. what kind of message
-			memory.lastVerifiedAt = d.now;
-			d.store.verifiedAt(d.now);
-			// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
-			// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
-			const record = d.store.record;
-			const recovered =
-				verdict.unknownSignatures > 0 &&
-				record !== undefined &&
-				!(d.now - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
-					? await recoverSecret(this, d.store, memory, d.now, WITHIN_ANSWER_LIMIT)
-					: false;
-			const options = this.getNodeParameter('options', {}) as ReceiveOptions;
-			const subscribed: string[] = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
-			if (event.type === TEST_EVENT_TYPE) {
-				const sample = await sampleItems(this, event, subscribed, options);
-				if (sample) return saveAndHandOver(d, sample);
-				if (options.emitTestEvents !== true)
-					return await catchUpNow(d, options, subscribed, trigger.activating.has(url));
-			} else if (!subscribed.includes(event.type)) {
-				return acknowledge(d, 'event-type-not-subscribed', { type: event.type });
-			}
-
-			// 3. the event
-			return await acceptEvent(d, event, verdict, options, subscribed, recovered);
+		const verdict = verifyWebhook({
+			headers: d.request.headers,
+			rawBody,
+			secrets: d.store.verificationKeys(d.now),
+			nowSeconds: Math.floor(d.now / 1000),
+		});
+		if (!verdict.ok) {
+			// the activation check's test delivery, before n8n saved the secret: it proves n8n is reachable, refused as expected
+			if (isActivationProbe(rawBody, verdict.reason))
+				return answer(d, 401, { error: 'invalid-signature', reason: verdict.reason });
+			const webhookId = d.request.headers['webhook-id'];
+			const refusal = await refuse(
+				this,
+				d.store,
+				memory,
+				verdict,
+				webhookId,
+				d.now,
+				WITHIN_ANSWER_LIMIT,
+			);
+			return answer(d, 401, refusal);
 		}
+		const event = parseEnvelope(rawBody);
+		if (!event)
+			return answer(d, 400, {
+				error: 'malformed-event',
+				message: 'The body is not an event envelope',
+			});
+
+		// 2. what kind of message
+		memory.lastVerifiedAt = d.now;
+		d.store.verifiedAt(d.now);
+		// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
+		// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
+		const record = d.store.record;
+		if (
+			verdict.unknownSignatures > 0 &&
+			record !== undefined &&
+			!(d.now - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
+		)
+			await recoverSecret(this, d.store, memory, d.now, WITHIN_ANSWER_LIMIT);
+		const options = this.getNodeParameter('options', {}) as ReceiveOptions;
+		const subscribed: string[] = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
+		if (event.type === TEST_EVENT_TYPE) {
+			const sample = await sampleItems(this, event, subscribed, options);
+			if (sample) return saveAndHandOver(d, sample);
+			if (options.emitTestEvents !== true)
+				return await catchUpNow(d, options, subscribed, trigger.activating.has(url));
+		} else if (!subscribed.includes(event.type)) {
+			return acknowledge(d, 'event-type-not-subscribed', { type: event.type });
+		}
+
+		// 3. the event
+		return await acceptEvent(d, event, verdict, options, subscribed);
 	};
 }
 
@@ -186,7 +184,6 @@ async function acceptEvent(
 	delivery: { id: string; timestamp: number },
 	options: ReceiveOptions,
 	subscribed: string[],
-	recovered: boolean,
 ): Promise<IWebhookResponseData> {
 	const { ctx, store, memory, now } = d;
 	const production = ctx.getMode() === 'webhook';
@@ -267,7 +264,6 @@ async function acceptEvent(
 			...caught.items.map((item) => ({ json: { ...item, notice: json.notice } })),
 			{ json },
 		];
-		if (recovered) ctx.logger.info('Marketplace Trigger holds the signing secret again');
 		return saveAndHandOver(d, items);
 	} finally {
 		releaseCaughtUp();

@@ -224,7 +224,7 @@ describe("n8n down while orders come (n8n's defaults; the option left at its def
 	test("n8n stopped while three orders are created: the next order's run brings each once, within seconds; the retries and a restart with every event redelivered start nothing", async () => {
 		const before = await nextEvent();
 		expect(before.items.map((i) => i.data.orderId)).toEqual([before.orderId]);
-		// the accepted ids saved (saveViaOwnWebhook.ts: within a second of an acceptance) before n8n stops
+		// the runs ended (each accepted id is saved by n8n before its run starts) before n8n stops
 		await sleep(3000);
 
 		let missed: MissedOrder[] = [];

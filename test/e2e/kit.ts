@@ -110,7 +110,7 @@ export async function ordersWhileDown(sandbox: SandboxHandle, brandId: number, c
 /**
  * Moves the service's clock until the newest of `missed` is older than the trigger's in-flight
  * margin (catchUp.ts IN_FLIGHT_MS, 15 s: a catch-up window ends that long before the event that
- * brings it), plus a second. Moved, not waited for: the trigger's own first catch-up request, 20 s
+ * brings it), plus a second. Moved, not waited for: trigger()'s first catch-up check, 20 s
  * after n8n starts, would otherwise race the next event for the missed orders.
  */
 export async function pastInFlightMargin(

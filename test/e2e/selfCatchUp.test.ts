@@ -1,5 +1,5 @@
 /**
- * The trigger's own catch-up (catch-up requests) in a real n8n 2.41.1: missed orders run although
+ * trigger()'s catch-up check (catchUpCheck.ts) in a real n8n 2.41.1: missed orders run although
  * no further delivery comes.
  *
  * 1. n8n down (n8n's defaults: its publication service runs the activation hook at its start only

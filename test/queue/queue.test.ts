@@ -264,7 +264,7 @@ test('a processor restart loses no ids: five accepted, silence, restart, sent ag
 		events.map(async (e) => await send(urlAt(0), signedDelivery(secret, e))),
 	);
 	expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
-	// silence longer than the trigger's wait before it saves pending ids (saveViaOwnWebhook.ts, saveEveryMs 1 s)
+	// each accepted delivery's key is saved by n8n before its run starts (receive.ts saveAndHandOver)
 	await settledRuns(
 		events.map((e) => e.id),
 		1500,
@@ -511,10 +511,11 @@ offset, ${perOffset} distinct events, each posted (signed) to processor 1 and, t
 |---:|---:|---:|
 ${rows.map((r) => `| ${r.offset} ms | ${perOffset} | ${r.twice} |`).join('\n')}
 
-Each processor checks the ids stored in the workflow's static data, which n8n loads per request, and stores the ids it
-accepted through a save request at most a second later (saveViaOwnWebhook.ts); n8n gives a node no atomic check-and-set across
-processes, so a copy that reaches the other processor before the id is stored runs again. Within one processor,
-concurrent copies wait for each other and run once. The load average includes whatever else ran on the machine.
+Each processor checks the ids in the workflow's static data, which n8n loads per request and saves, with the id of
+each accepted delivery, before that delivery's run starts; the run then checks and records the id in n8n's deduplication
+store (run.ts). Neither is an atomic check-and-set across processes (n8n gives a node none), so a copy that reaches the
+other processor before either shows the first can run again. Within one processor, concurrent copies wait for each other
+and run once. The load average includes whatever else ran on the machine.
 `,
 	);
 	console.log(`[queue] simultaneous copies: ${JSON.stringify(rows)}`);
@@ -527,14 +528,19 @@ test("no request of n8n's own went to the shared public URL (the proxy would hav
 	expect(logs).not.toMatch(/could not (confirm|save)/);
 });
 
-test('deactivation through main deletes the endpoint', async () => {
+test('deactivation through main deletes the endpoint; afterwards nothing of the workflow runs in any process', async () => {
 	await api.deactivateWorkflow(WORKFLOW_ID);
 	await waitFor(
 		'the endpoint to be deleted',
 		async () => ((await sandbox.control.endpoints()).length === 0 ? true : undefined),
 		30_000,
 	);
-});
+	// longer than trigger()'s cron wake (20 s) and its first check (20 s after a start): no process
+	// (main, worker, either webhook processor) sends the service anything for it any more
+	const since = (await sandbox.control.requests()).at(-1)?.seq ?? 0;
+	await sleep(45_000);
+	expect(await sandbox.control.requests(since)).toEqual([]);
+}, 120_000);
 
 // Not the trigger: what n8n 2.41.1 does with static data a run changes on a queue-mode worker. The
 // worker reloads a workflow's static data only for resumed executions (job-processor.js), so a new run
