@@ -249,7 +249,7 @@ async function acceptEvent(
 			return answer(d, 503, { error: 'catch-up-in-another-process', retry: true });
 		}
 
-		// c. record: the keys this run makes known, saved by the save loop
+		// c. record: the keys this run makes known, into the store and this process's pending keys
 		recordKeys(d, keysOf(event, key, order && catchUp ? order : undefined, caught.items, now));
 
 		// d. emit

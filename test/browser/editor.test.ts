@@ -207,8 +207,8 @@ const ORDER_FIELDS = Object.keys(
 /**
  * n8n 2.41.1 adds "Custom API Call" (this value) to the Resource and Operation options of the latest
  * version of every node whose credential authenticates generically (load-nodes-and-credentials,
- * injectCustomApiCallOptions), so to the Marketplace node, which has one version. Picked as an
- * operation, the panel no longer shows the node's Request Options: the walk takes the node's own options.
+ * injectCustomApiCallOptions); the Marketplace credential's is a function, so n8n adds none, and the
+ * walk takes the node's own options either way.
  */
 const CUSTOM_API_CALL = '__CUSTOM_API_CALL__';
 const ownOptions = <T extends { value: unknown }>(options: T[]) =>

@@ -114,7 +114,7 @@ export const MARKETPLACE_TRIGGER_SCHEMA: JsonSchema = {
 				['count', 'since', 'lastAt', 'lastReason', 'lastMessage'],
 			),
 			storageWarning: text(
-				'Only where this n8n process could not save the IDs of accepted events: what failed and what to change',
+				"Only where n8n's deduplication store could not be used: what failed, and that a copy of this event may run again",
 			),
 		},
 		['id', 'type', 'createdAt', 'data'],
