@@ -122,7 +122,8 @@ describe('the node and credential sources', () => {
 			read(file)
 				.split('\n')
 				.flatMap((line, i) =>
-					/as unknown as/.test(line) && !/as unknown as (IDataObject|JsonObject|MissedWindow)\b/.test(line)
+					/as unknown as/.test(line) &&
+					!/as unknown as (IDataObject|JsonObject|MissedWindow)\b/.test(line)
 						? [`${file}:${i + 1}: ${line.trim()}`]
 						: [],
 				),
