@@ -7,9 +7,9 @@
  *     n8n's cron, every 20 s --> due? (catchUp.ts `checkDue`) --> ask the service for a test delivery
  *        reached: webhook() catches up the window due with the static data as saved (receive.ts
  *                 `catchUpNow`) and hands the missed orders to a run
- *        not reached (deliveries fail): this process reads the orders itself and emits the ones it
- *                 does not know as a run; the run's check of n8n's deduplication store (run.ts) keeps
- *                 out any that ran already
+ *        not reached (deliveries fail), in a process that receives deliveries (regular mode): this
+ *                 process reads the orders itself and emits the ones it does not know as a run; the
+ *                 run's check of n8n's deduplication store (run.ts) keeps out any that ran already
  *
  * trigger() never writes the static data: its copy is the one read at activation, and n8n would
  * save it whole over what requests saved since. What it catches up itself is this process's memory
@@ -90,11 +90,14 @@ async function checkOnce(
 			const verdict = judgeDelivery(
 				await testDelivery(ctx, endpoint.endpointId, process.settings, credential),
 			);
-			if (verdict.reached) return;
+			// the process the test delivery reached caught up for this one
+			if (verdict.reached) return void (memory.caughtUpSinceStart = true);
 			ctx.logger.warn(
-				`Marketplace Trigger: the service's test delivery did not reach ${endpoint.url} (${verdict.saw}); catching up missed orders here`,
+				`Marketplace Trigger: the service's test delivery did not reach ${endpoint.url} (${verdict.saw})`,
 			);
 		}
+		// only a process that receives the deliveries knows what ran (queue mode: the webhook processors)
+		if (memory.lastVerifiedAt === undefined) return;
 		await catchUpHere(
 			ctx,
 			store,

@@ -216,6 +216,9 @@ test('an hour of quiet: one order-list read after activation, then one every fiv
 
 test('orders created in the in-flight margin before a check, whose deliveries never come, run with the next check a minute later', async () => {
 	const { apiKey, brandId, t, endpoint } = await activeTrigger();
+	// one delivery gets through (this process receives them), then a proxy drops every one
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
 	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/proxy-drops-it');
 	// the first check comes 20 s after activation; its window ends 15 s before it
 	await advance(10_000);
