@@ -129,9 +129,9 @@ function readAgainAt(store: EndpointStore, memory: EndpointMemory, nowMs: number
 }
 
 /**
- * Whether trigger()'s catch-up check is due at `nowMs`: the first since this process started, a
- * minute after a read that left orders to look at again (or a backlog), or QUIET_CHECK_MS after the
- * last check or read of this process (a delivery's catch-up counts, so steady traffic needs none).
+ * Whether trigger()'s catch-up check is due at `nowMs` (after its first): a minute after a read of
+ * this process that left orders to look at again (or a backlog), or QUIET_CHECK_MS after the last
+ * check or read of this process (a delivery's catch-up counts, so steady traffic needs none).
  */
 export function checkDue(
 	store: EndpointStore,
@@ -140,7 +140,6 @@ export function checkDue(
 	lastCheckAt: number,
 ): boolean {
 	return (
-		!memory.caughtUpSinceStart ||
 		readAgainAt(store, memory, nowMs) <= nowMs ||
 		nowMs - Math.max(lastCheckAt, memory.lastReadAt) >= QUIET_CHECK_MS
 	);

@@ -24,7 +24,7 @@ import type {
 import { normaliseEventTypes } from '../shared/routes';
 import { CREDENTIAL_TYPE, type TransportSettings } from '../shared/transport/request';
 import { readFailure } from '../shared/transport/transportErrors';
-import { catchUpOrders, caughtUpKeys, checkDue, dueWindow } from './catchUp';
+import { catchUpOrders, caughtUpKeys, checkDue, dueWindow, QUIET_CHECK_MS } from './catchUp';
 import { LIFECYCLE_TRANSPORT } from './lifecycle';
 import type { EndpointMemory, TriggerProcess } from './memory';
 import { judgeDelivery, testDelivery } from './reachability';
@@ -90,14 +90,14 @@ async function checkOnce(
 			const verdict = judgeDelivery(
 				await testDelivery(ctx, endpoint.endpointId, process.settings, credential),
 			);
-			// the process the test delivery reached caught up for this one
-			if (verdict.reached) return void (memory.caughtUpSinceStart = true);
+			if (verdict.reached) return;
 			ctx.logger.warn(
 				`Marketplace Trigger: the service's test delivery did not reach ${endpoint.url} (${verdict.saw})`,
 			);
 		}
 		// only a process that receives the deliveries knows what ran (queue mode: the webhook processors)
-		if (memory.lastVerifiedAt === undefined) return;
+		if (memory.lastVerifiedAt === undefined)
+			return void retryLater(state, now, catchUpCheck.retryMs);
 		await catchUpHere(
 			ctx,
 			store,
@@ -107,7 +107,7 @@ async function checkOnce(
 			clock.now(),
 		);
 	} catch (error) {
-		state.lastCheckAt = now - catchUpCheck.retryMs;
+		retryLater(state, now, catchUpCheck.retryMs);
 		ctx.logger.warn(
 			`Marketplace Trigger could not check for missed orders: ${readFailure(error).message}`,
 		);
@@ -149,4 +149,9 @@ async function catchUpHere(
 	} finally {
 		release();
 	}
+}
+
+/** The next check comes `retryMs` after `nowMs` (not at the next wake). */
+function retryLater(state: { lastCheckAt: number }, nowMs: number, retryMs: number): void {
+	state.lastCheckAt = nowMs - QUIET_CHECK_MS + retryMs;
 }
