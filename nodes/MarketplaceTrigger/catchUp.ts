@@ -28,7 +28,7 @@
  *   2xx and starts nothing;
  * - within a process, a catch-up and a delivery of the same order wait for each other (in-flight keys);
  * - across processes (queue mode), after its read a no-op write with an Idempotency-Key made from the
- *   endpoint and the window's start claims the window: only the process whose write is not a replay
+ *   endpoint and the window claims the window: only the process whose write is not a replay
  *   (`Idempotent-Replayed: true`) emits the orders. n8n saves the cursor and the keys of the request
  *   that caught up before its run starts (receive.ts). An order sent again
  *   while another process holds its window's claim (its save may not show yet) is answered 503: the
@@ -219,7 +219,9 @@ export async function catchUpOrders(
 			route: 'updateWebhookEndpoint',
 			pathParams: { id: endpointId },
 			body: { status: 'Enabled' },
-			idempotencyKey: `n8n-catch-up-${String(endpointId)}-${window.from}`,
+			// the window's end too: a later catch-up from the same start (a save of an older copy took
+			// the cursor back) is not taken for this one; overlapping windows are kept apart by run.ts
+			idempotencyKey: `n8n-catch-up-${String(endpointId)}-${window.from}-${window.to}`,
 		},
 		settings,
 	);

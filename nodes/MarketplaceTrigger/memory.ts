@@ -103,7 +103,7 @@ export class EndpointMemory {
 	forgotten = false;
 
 	/** True when this process added `key` to `section` and it is not confirmed (a `seen` key only until it expires). */
-	holds(section: KeySection, key: string, nowMs: number): boolean {
+	isPending(section: KeySection, key: string, nowMs: number): boolean {
 		const entry = this.pending.get(pendingName(section, key));
 		return entry !== undefined && (section === 'orders' || entry.untilMs > nowMs);
 	}

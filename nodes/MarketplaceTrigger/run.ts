@@ -1,9 +1,10 @@
 /**
  * execute() of the Marketplace Trigger: the start of every run webhook() or trigger() hands over.
  *
- * 1. once: each item's key (a delivered event's id, a caught-up order's id) is checked and recorded in
- *    n8n's deduplication store (`checkProcessedAndRecord`, scope node), and so is the order of a
- *    delivered order.created, which a later catch-up then leaves out. The store lives in n8n's
+ * 1. once: each item's key (a delivered event's delivery key, a caught-up order's order key: the
+ *    keys of store.ts) is checked and recorded in n8n's deduplication store (`checkProcessedAndRecord`,
+ *    scope node), and so is the order key of a delivered order.created, which a later catch-up then
+ *    leaves out. The store lives in n8n's
  *    database, which every process of a queue-mode n8n shares and a restart keeps, so a copy that
  *    webhook() could not recognise (it reached another webhook processor, or came while that
  *    processor's save was not visible yet) runs nothing here: its run ends with no items.
@@ -16,21 +17,21 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { TriggerProcess } from './memory';
-import { ORDER_CREATED } from './store';
+import { deliveryKey, ORDER_CREATED, orderKey } from './store';
 
 /** Keys the deduplication store keeps for this node; older ones give way (n8n's `maxEntries`). */
 export const RUN_KEYS_KEPT = 2_000;
 
 /**
- * The keys a run records for an item, the one that decides first: a delivered event's id (and its
- * order, for order.created), a caught-up order's order. Events are told apart by id, as the service
- * does; an order is kept so that a catch-up after its event leaves it out.
+ * The keys a run records for an item, the one that decides first, as webhook() keys them (store.ts):
+ * a delivered event's delivery key (the service makes the event's id its webhook-id) and, for an
+ * order.created, its order key; a caught-up order's order key. Events are told apart by id, as the
+ * service does; an order is kept so that a catch-up after its event leaves it out.
  */
 export function runKeysOf(json: IDataObject): string[] {
 	const orderId = (json.data as IDataObject | undefined)?.orderId;
-	const order =
-		json.type === ORDER_CREATED && orderId !== undefined ? [`order#${String(orderId)}`] : [];
-	return json.caughtUp === true ? order : [`event#${String(json.id)}`, ...order];
+	const order = json.type === ORDER_CREATED && orderId !== undefined ? [orderKey(orderId)] : [];
+	return json.caughtUp === true ? order : [deliveryKey(String(json.id)), ...order];
 }
 
 /** execute() of the node, with this process's part of the trigger. */

@@ -233,7 +233,7 @@ export class EndpointStore {
 
 	/** True when `key` ran: in `seen` until its expiry, in `orders` until the cursor passes it; or pending in this process. */
 	ran(section: KeySection, key: string, nowMs: number): boolean {
-		if (this.memory?.holds(section, key, nowMs)) return true;
+		if (this.memory?.isPending(section, key, nowMs)) return true;
 		return section === 'seen' ? this.seen.has(key, nowMs) : this.orders.includes(key);
 	}
 
