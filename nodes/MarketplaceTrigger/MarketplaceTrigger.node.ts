@@ -47,15 +47,6 @@ export class MarketplaceTrigger implements INodeType {
 				responseMode: 'responseNode',
 				path: 'webhook',
 			},
-			{
-				// only its hooks matter: after default's, they ask for the sample of a test listening
-				name: 'setup',
-				httpMethod: 'HEAD',
-				responseMode: 'onReceived',
-				path: 'webhook',
-				ndvHideUrl: true,
-				ndvHideMethod: true,
-			},
 		],
 		properties: [
 			{

@@ -16,7 +16,7 @@ import {
 	nodeApiError,
 	readFailure,
 } from '../shared/transport/transportErrors';
-import { requestSample } from './listening';
+import { startSampleDelivery } from './listening';
 import type { TriggerProcess } from './memory';
 import { checkReachability } from './reachability';
 import { rotateSecret, secretOf, withNewSecret } from './secrets';
@@ -262,7 +262,8 @@ export async function checkEndpointExists(
 	store.recordChanged();
 	startCatchUp(ctx, store, undefined);
 	store.writeBack(now);
-	if (ctx.getMode() !== 'manual') activeAt(ctx, process, url, endpoint.id);
+	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, process, endpoint.id, url);
+	else activeAt(ctx, process, url, endpoint.id);
 	return true;
 }
 
@@ -386,7 +387,8 @@ export async function createEndpoint(
 			async () => await removeUnreached(ctx, endpoint.id, url),
 		);
 	});
-	if (ctx.getMode() !== 'manual') activeAt(ctx, process, url, endpoint.id);
+	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, process, endpoint.id, url);
+	else activeAt(ctx, process, url, endpoint.id);
 	return true;
 }
 
@@ -490,24 +492,9 @@ function activeAt(ctx: IHookFunctions, process: TriggerProcess, url: string, end
 	process.activeEndpoints.set(ctx.getWorkflow().id ?? '', { url, endpointId });
 }
 
-/**
- * webhookMethods of the node, each hook with this process's part of the trigger: `default` keeps the
- * endpoint; `setup`, whose hooks n8n runs after default's, asks for the sample of "Listen for test
- * event" (listening.ts) and otherwise does nothing.
- */
+/** webhookMethods.default of the node: each hook with this process's part of the trigger. */
 export function webhookMethodsOf(process: () => TriggerProcess) {
 	return {
-		setup: {
-			async checkExists(this: IHookFunctions): Promise<boolean> {
-				return this.getMode() !== 'manual';
-			},
-			async create(this: IHookFunctions): Promise<boolean> {
-				return await requestSample(this, process());
-			},
-			async delete(this: IHookFunctions): Promise<boolean> {
-				return true;
-			},
-		},
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
 				return await checkEndpointExists(this, process());

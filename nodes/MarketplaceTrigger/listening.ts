@@ -1,15 +1,16 @@
 /**
- * "Listen for test event" (n8n's test URL, mode 'manual'), the activation side: the sample is asked
- * for by the hooks of a second webhook, `setup`, which n8n runs after those of `default`. By then n8n
- * has stored the test route with the static data default's create() wrote (the secret), so the test
- * delivery the service makes (Webhook Endpoint > Test) is verified, and sample.ts answers it with a
- * sample item. (A delivery made inside default's create() would be refused: n8n 2.41.1's
- * TestWebhooks.needsWebhook registers the route, calls the hooks, and only then stores the route
- * again with the static data they wrote.) When the service cannot deliver, setup's create() throws
- * the reason, and n8n stops the listening with it, in the editor.
+ * "Listen for test event" (n8n's test URL, mode 'manual'), the activation side: create()/checkExists()
+ * start `startSampleDelivery` once they return; it asks the service for a test delivery to the test
+ * URL (Webhook Endpoint > Test), which sample.ts answers with a sample item. It cannot be asked inside
+ * create(): n8n 2.41.1 (TestWebhooks.needsWebhook) registers the test route, calls create(), and only
+ * then registers it again with the static data create() wrote (the secret), so a delivery made
+ * meanwhile is refused 401 ("no secret"). While the record shows 401 it asks again, a bounded number
+ * of times. When the service cannot deliver, the reason goes to n8n's log and the listening ends at
+ * n8n's own timeout. This is the one place the trigger works past a hook and reaches past n8n's
+ * public API (`withIsolateOf`): n8n runs no node code for a test listening after create() returns,
+ * and a request made inside create() would be refused (CONTRIBUTING.md, Verification).
  */
 import type { IHookFunctions } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
 
 import { readFailure } from '../shared/transport/transportErrors';
 import type { TriggerProcess } from './memory';
@@ -19,22 +20,54 @@ import {
 	unreachableMessage,
 	type DeliveryOutcome,
 } from './reachability';
-import { EndpointStore } from './store';
 
 /**
- * create() of the `setup` webhook in manual mode: asks the service for the sample delivery to the
- * test URL, up to `sample.attempts` times while it is refused (401) or not attempted; throws, with
- * what the service saw, when none arrives.
+ * Ends the listening with `message`, in n8n's log: nothing else can reach the editor once create()
+ * returned (n8n ends the listening at its own timeout).
  */
-export async function requestSample(
+function endListening(ctx: IHookFunctions, url: string, endpointId: number, message: string): void {
+	ctx.logger.warn(message, { url, endpointId });
+}
+
+/**
+ * Runs `fn` holding an expression isolate of the hook's workflow. n8n 2.x evaluates expressions,
+ * credentials and their authentication included, in an isolate that TestWebhooks.needsWebhook holds
+ * only while create() runs (2.41.1: acquireIsolate before, releaseIsolate in its finally); a request
+ * made after create() returned fails with "No bridge acquired for this context". n8n-core keeps the
+ * Workflow on the context (`workflow`), whose Expression offers `withIsolate` (acquire, run, release
+ * only what it acquired). Rests on those internals: n8n without them (1.x) needs no isolate.
+ */
+async function withIsolateOf<T>(ctx: IHookFunctions, fn: () => Promise<T>): Promise<T> {
+	const expression = (
+		ctx as unknown as {
+			workflow?: { expression?: { withIsolate?: (run: () => Promise<T>) => Promise<T> } };
+		}
+	).workflow?.expression;
+	return typeof expression?.withIsolate === 'function'
+		? await expression.withIsolate(fn)
+		: await fn();
+}
+
+/**
+ * Starts, without waiting, the request for the sample delivery to the test URL `url`. Called by
+ * create()/checkExists() in manual mode after the activation check passed; a second listening on
+ * the same endpoint does not start another.
+ */
+export function startSampleDelivery(
 	ctx: IHookFunctions,
 	process: TriggerProcess,
-): Promise<boolean> {
-	const url = ctx.getNodeWebhookUrl('default') ?? '';
-	const record = EndpointStore.read(ctx.getWorkflowStaticData('node'), url).record;
-	if (!record) return true;
-	await requestSampleDelivery(ctx, process, record.endpointId, url);
-	return true;
+	endpointId: number,
+	url: string,
+): void {
+	if (process.listenings.has(endpointId)) return;
+	const run = requestSampleDelivery(ctx, process, endpointId, url)
+		.catch((error) =>
+			ctx.logger.warn(
+				`Marketplace Trigger: the sample delivery failed: ${(error as Error).message}`,
+			),
+		)
+		.finally(() => process.listenings.delete(endpointId));
+	process.listenings.set(endpointId, run);
 }
 
 async function requestSampleDelivery(
@@ -50,7 +83,10 @@ async function requestSampleDelivery(
 	for (let attempt = 1; attempt <= sample.attempts; attempt++) {
 		if (attempt > 1) await clock.sleep(sample.retryMs);
 		try {
-			last = await testDelivery(ctx, endpointId, process.settings);
+			last = await withIsolateOf(
+				ctx,
+				async () => await testDelivery(ctx, endpointId, process.settings),
+			);
 			problem = undefined;
 		} catch (error) {
 			const failure = readFailure(error);
@@ -64,29 +100,20 @@ async function requestSampleDelivery(
 		// 401: n8n has not registered the test route with the secret yet; anything else: not reached
 		if (code === 401) continue;
 		const verdict = judgeDelivery(last);
-		if (!verdict.reached && verdict.final)
-			throw endListening(ctx, url, endpointId, `No sample: ${unreachableMessage(url, verdict)}`);
+		if (!verdict.reached && verdict.final) {
+			endListening(ctx, url, endpointId, `No sample: ${unreachableMessage(url, verdict)}`);
+			return;
+		}
 	}
 	const saw =
 		problem ??
 		(last?.httpStatus === 401
 			? `its test deliveries were still refused (HTTP 401) after ${sample.attempts} tries: n8n did not give the test URL the secret this listening registered`
 			: 'the service did not attempt the test delivery');
-	throw endListening(
+	endListening(
 		ctx,
 		url,
 		endpointId,
 		`No sample: the Marketplace service could not deliver a test event to ${url}: ${saw}. Listen for a test event again; if it keeps failing, activate the workflow, which checks the address.`,
 	);
-}
-
-/** The error that ends the listening with `message` (n8n shows it in the editor), logged too. */
-function endListening(
-	ctx: IHookFunctions,
-	url: string,
-	endpointId: number,
-	message: string,
-): NodeOperationError {
-	ctx.logger.warn(message, { url, endpointId });
-	return new NodeOperationError(ctx.getNode(), message);
 }

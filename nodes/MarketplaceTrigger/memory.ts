@@ -138,6 +138,8 @@ export function pendingName(section: KeySection, key: string): string {
 export class TriggerProcess {
 	readonly settings: TriggerSettings;
 	private readonly endpoints = new Map<string, EndpointMemory>();
+	/** sample deliveries being asked for, by endpoint id (listening.ts) */
+	readonly listenings = new Map<number, Promise<void>>();
 	/** the last check of n8n's deduplication store in this process: the next waits for it (run.ts) */
 	runKeys: Promise<void> = Promise.resolve();
 	/** URLs whose activation hook is checking reachability now: its test delivery is no catch-up check */
@@ -180,5 +182,10 @@ export class TriggerProcess {
 			for (const entry of memory.pending.values()) if (entry.section === section) count++;
 		}
 		return count;
+	}
+
+	/** Waits until the sample deliveries being asked for are done. */
+	async listeningsDone(): Promise<void> {
+		while (this.listenings.size) await Promise.allSettled([...this.listenings.values()]);
 	}
 }

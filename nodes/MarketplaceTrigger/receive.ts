@@ -91,11 +91,6 @@ interface Delivery {
  */
 export function receiveWith(process: () => TriggerProcess) {
 	return async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-		// the setup webhook serves no requests: only its hooks matter (lifecycle.ts)
-		if (this.getWebhookName() !== 'default') {
-			this.getResponseObject().status(405).end();
-			return { noWebhookResponse: true };
-		}
 		const url = servedUrl(this);
 		const trigger = process();
 		const memory = trigger.memoryOf(this.getWorkflow().id ?? '', url);

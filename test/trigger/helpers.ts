@@ -86,6 +86,7 @@ export class TriggerBench {
 		const open = this.harnesses.splice(0);
 		await Promise.all(
 			open.map(async (h) => {
+				await triggerOf(h).process.listeningsDone();
 				triggerOf(h).process.forgetAll();
 				await h.close();
 			}),
@@ -155,6 +156,7 @@ export function recordOf(harness: TriggerHarness, url: string): IDataObject | un
  * runs, before n8n saved the secret) and the sample are not deliveries the tests that follow count.
  */
 export async function forgetActivationTraffic(harness: TriggerHarness): Promise<void> {
+	await triggerOf(harness).process.listeningsDone();
 	await harness.settled();
 	harness.requests.length = 0;
 	harness.responses.length = 0;
