@@ -58,7 +58,7 @@ async function advance(ms: number): Promise<void> {
 /** Wakes the check as n8n's cron does, then lets the trigger act on the time it now reads: until every request and run ended. */
 async function settle(t: TriggerHarness): Promise<void> {
 	await wakeChecks();
-	await sleep(60);
+	await sleep(10);
 	await eventually(() => t.requests.length === t.responses.length);
 	await t.settled();
 }
