@@ -242,11 +242,6 @@ export class EndpointStore {
 		if (this.keys(key.section).keep(key.key, key.untilMs)) this.changed.add(key.section);
 	}
 
-	/** Adds every key of `keys` to `section`. */
-	addAll(section: KeySection, keys: DedupStore): void {
-		if (this.keys(section).merge(keys)) this.changed.add(section);
-	}
-
 	setCursor(ms: number | undefined): void {
 		this.cursor = ms;
 		this.changed.add('caughtUpTo');
@@ -346,15 +341,6 @@ export function retentionFor(ageMs: number): number {
 		attemptStart += gap;
 	}
 	return longest;
-}
-
-/** The keys concatenated in `text` (the serialised form), or none when it is malformed. */
-export function splitKeys(text: unknown): string[] {
-	if (typeof text !== 'string' || text.length % KEY_LENGTH !== 0 || !KEY_PATTERN.test(text))
-		return [];
-	const keys: string[] = [];
-	for (let i = 0; i < text.length; i += KEY_LENGTH) keys.push(text.slice(i, i + KEY_LENGTH));
-	return keys;
 }
 
 export interface DedupState {
