@@ -492,14 +492,30 @@ function activeAt(ctx: IHookFunctions, process: TriggerProcess, url: string, end
 	process.activeEndpoints.set(ctx.getWorkflow().id ?? '', { url, endpointId });
 }
 
+/**
+ * Refuses a workflow set to Engine 2.0 (n8n's opt-in engine, workflow setting `engineType: 'v2'`):
+ * that engine refuses every webhook whose run answers the request ('responseNode', which paces the
+ * service to what n8n can start), before webhook() runs, so every delivery would get HTTP 400.
+ */
+function refuseEngineV2(ctx: IHookFunctions): void {
+	const settings = typeof ctx.getWorkflowSettings === 'function' ? ctx.getWorkflowSettings() : {};
+	if ((settings as { engineType?: string }).engineType !== 'v2') return;
+	throw new NodeOperationError(
+		ctx.getNode(),
+		"This workflow is set to n8n's Engine 2.0 (workflow setting engineType 'v2'), which refuses every Marketplace Trigger delivery before the trigger sees it. Set the workflow's engineType back to 'v1' (or remove it) and publish again.",
+	);
+}
+
 /** webhookMethods.default of the node: each hook with this process's part of the trigger. */
 export function webhookMethodsOf(process: () => TriggerProcess) {
 	return {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
+				refuseEngineV2(this);
 				return await checkEndpointExists(this, process());
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
+				refuseEngineV2(this);
 				return await createEndpoint(this, process());
 			},
 			async delete(this: IHookFunctions): Promise<boolean> {

@@ -65,6 +65,7 @@ import type {
 	IWebhookResponseData,
 	IWorkflowBase,
 	IWorkflowExecuteAdditionalData,
+	IWorkflowSettings,
 	WebhookSetupMethodNames,
 	WebhookType,
 	WorkflowActivateMode,
@@ -329,6 +330,8 @@ interface TriggerBaseOptions {
 	workflowStaticData?: IDataObject;
 	/** The database this harness's "n8n process" uses. Default: a new one for this harness. */
 	database?: HarnessDatabase;
+	/** The workflow's settings besides `executionOrder: 'v1'` (e.g. `engineType`). */
+	workflowSettings?: IWorkflowSettings;
 }
 
 /** Shared plumbing: node, NodeTypes, credentials, persisted static data. */
@@ -337,9 +340,11 @@ class TriggerBase {
 	readonly nodeTypes: HarnessNodeTypes;
 	readonly credentialsHelper: HarnessCredentialsHelper;
 	readonly database: HarnessDatabase;
+	private readonly workflowSettings: IWorkflowSettings;
 
 	constructor(opts: TriggerBaseOptions, webhookId?: string) {
 		ensureEngine();
+		this.workflowSettings = { executionOrder: 'v1', ...opts.workflowSettings };
 		ensureDeduplication();
 		this.database = opts.database ?? new HarnessDatabase();
 		const typeName = qualifiedTypeName(opts.node);
@@ -415,7 +420,7 @@ class TriggerBase {
 			connections: {},
 			nodeTypes: this.nodeTypes,
 			staticData: jsonCopy(this.store),
-			settings: { executionOrder: 'v1' },
+			settings: this.workflowSettings,
 			active: true,
 		});
 		workflowDatabases.set(workflow, this.database);

@@ -74,6 +74,18 @@ test('reached: the test delivery made inside create() is answered 401 by the tri
 	expect(t.runs[0][0][0].json).not.toHaveProperty('refusedDeliveries');
 });
 
+test.each(['checkExists', 'create'] as const)(
+	'a workflow set to Engine 2.0: %s fails naming the engine and what to change, before any request',
+	async (hook) => {
+		const { userId, apiKey } = await bench.user();
+		const t = await bench.trigger(apiKey, {}, { workflowSettings: { engineType: 'v2' } });
+		const before = await bench.lastSeq();
+		await expect(t[hook]()).rejects.toThrow(/Engine 2\.0 .*engineType back to 'v1'.*publish again/);
+		expect(await bench.requestsOf(apiKey, before)).toEqual([]);
+		expect(await bench.endpointsOf(userId)).toEqual([]);
+	},
+);
+
 test('reached on checkExists: an endpoint found at the URL whose secret n8n holds answers the test delivery 2xx', async () => {
 	const { userId, apiKey } = await bench.user();
 	const t = await bench.trigger(apiKey);

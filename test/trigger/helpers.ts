@@ -3,7 +3,7 @@
  * against the sandbox over real HTTP. Each test gets its own sandbox user, so endpoint counts
  * and event scopes never mix between tests.
  */
-import type { IDataObject, INodeParameters } from 'n8n-workflow';
+import type { IDataObject, INodeParameters, IWorkflowSettings } from 'n8n-workflow';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
@@ -112,6 +112,7 @@ export class TriggerBench {
 			settings?: Partial<TriggerSettings>;
 			/** another harness's database: a second n8n process on the same database */
 			database?: TriggerHarness['database'];
+			workflowSettings?: IWorkflowSettings;
 		} = {},
 	): Promise<TriggerHarness> {
 		const { settings, ...harnessExtra } = extra;
