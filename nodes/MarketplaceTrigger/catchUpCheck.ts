@@ -4,26 +4,29 @@
  * after the activation hooks, on the one main process that runs triggers, and stops what it
  * registered (its cron) on deactivation and shutdown.
  *
- *     n8n's cron, every 20 s --> due? (catchUp.ts `checkDue`) --> ask the service for a test delivery
+ *     n8n's cron, every 20 s --> the first check (catchUpCheck.firstMs after the start), then only
+ *        when one is due (catchUp.ts `checkDue`) --> read the credential as it is now --> ask the
+ *        service for a test delivery
  *        reached: webhook() catches up the window due with the static data as saved (receive.ts
  *                 `catchUpNow`) and hands the missed orders to a run
  *        not reached (deliveries fail), in a process that receives deliveries (regular mode): this
  *                 process reads the orders itself and emits the ones it does not know as a run; the
  *                 run's check of n8n's deduplication store (run.ts) keeps out any that ran already
+ *        failed for a reason the user must fix (a revoked key): a failed execution says so, once
+ *
+ * The close function n8n calls on deactivation and shutdown stops the cron, waits for a check under
+ * way, and nothing is emitted after it.
  *
  * trigger() never writes the static data: its copy is the one read at activation, and n8n would
  * save it whole over what requests saved since. What it catches up itself is this process's memory
  * until a request of this process saves it.
  */
-import type {
-	ICredentialDataDecryptedObject,
-	ITriggerFunctions,
-	ITriggerResponse,
-} from 'n8n-workflow';
+import type { ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { normaliseEventTypes } from '../shared/routes';
 import { CREDENTIAL_TYPE, type TransportSettings } from '../shared/transport/request';
-import { readFailure } from '../shared/transport/transportErrors';
+import { isTransient, readFailure } from '../shared/transport/transportErrors';
 import { catchUpOrders, caughtUpKeys, checkDue, dueWindow, QUIET_CHECK_MS } from './catchUp';
 import { LIFECYCLE_TRANSPORT } from './lifecycle';
 import type { EndpointMemory, TriggerProcess } from './memory';
@@ -36,6 +39,18 @@ interface CheckOptions {
 	fetchCurrentState?: boolean;
 }
 
+/** What one trigger() keeps between its checks. */
+interface CheckState {
+	firstAt: number;
+	lastCheckAt: number;
+	/** the check under way, which the close function waits for */
+	running?: Promise<void>;
+	/** set by the close function: nothing is emitted or kept after it */
+	closed: boolean;
+	/** the kind of the last failure told in the workflow's executions: told again only after a check that succeeded */
+	told?: string;
+}
+
 /** trigger() of the node: registers the check's wake-up with n8n (none where there is nothing to catch up). */
 export function catchUpCheckWith(process: () => TriggerProcess) {
 	return async function trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
@@ -44,34 +59,37 @@ export function catchUpCheckWith(process: () => TriggerProcess) {
 		if (this.getMode() === 'manual' || options.catchUpMissedOrders === false) return {};
 		if (!subscribed.includes(ORDER_CREATED)) return {};
 		const trigger = process();
-		// read now: n8n 2.41 holds an expression isolate while it starts trigger(), not at its cron's ticks
-		const credential = await this.getCredentials(CREDENTIAL_TYPE);
-		const state = {
+		const state: CheckState = {
 			firstAt: trigger.settings.clock.now() + trigger.settings.catchUpCheck.firstMs,
 			lastCheckAt: -Infinity,
-			running: false,
+			closed: false,
 		};
 		const wake = async () => {
-			if (state.running) return;
-			state.running = true;
+			if (state.running || state.closed) return;
+			state.running = checkOnce(this, trigger, state, options);
 			try {
-				await checkOnce(this, trigger, state, options, credential);
+				await state.running;
 			} finally {
-				state.running = false;
+				state.running = undefined;
 			}
 		};
 		const stop = trigger.settings.wake(this, wake);
-		return { closeFunction: async () => stop() };
+		return {
+			closeFunction: async () => {
+				state.closed = true;
+				stop();
+				await state.running;
+			},
+		};
 	};
 }
 
-/** One wake-up: the check, when one is due. */
+/** One wake-up: the check, when one is due, with the credential as it is now. */
 async function checkOnce(
 	ctx: ITriggerFunctions,
 	process: TriggerProcess,
-	state: { firstAt: number; lastCheckAt: number },
+	state: CheckState,
 	options: CheckOptions,
-	credential: ICredentialDataDecryptedObject,
 ): Promise<void> {
 	const { clock, catchUpCheck } = process.settings;
 	const now = clock.now();
@@ -85,11 +103,14 @@ async function checkOnce(
 	if (!first && !checkDue(store, memory, now, state.lastCheckAt)) return;
 	state.lastCheckAt = now;
 	try {
+		// read at every check: a key the user rotated in n8n is used from the next check on
+		const credential = await ctx.getCredentials(CREDENTIAL_TYPE);
 		// with Emit Test Events on, a test delivery would start a run of its own
 		if (options.emitTestEvents !== true) {
 			const verdict = judgeDelivery(
 				await testDelivery(ctx, endpoint.endpointId, process.settings, credential),
 			);
+			state.told = undefined;
 			if (verdict.reached) return;
 			ctx.logger.warn(
 				`Marketplace Trigger: the service's test delivery did not reach ${endpoint.url} (${verdict.saw})`,
@@ -102,16 +123,43 @@ async function checkOnce(
 			ctx,
 			store,
 			memory,
+			state,
 			options,
 			{ ...LIFECYCLE_TRANSPORT, credential },
 			clock.now(),
 		);
+		state.told = undefined;
 	} catch (error) {
 		retryLater(state, now, catchUpCheck.retryMs);
-		ctx.logger.warn(
-			`Marketplace Trigger could not check for missed orders: ${readFailure(error).message}`,
-		);
+		const failure = readFailure(error);
+		ctx.logger.warn(`Marketplace Trigger could not check for missed orders: ${failure.message}`);
+		tellInExecutions(ctx, state, error, failure);
 	}
+}
+
+/**
+ * A check that failed for a reason the user must fix (the key revoked or lacking a permission, the
+ * credential gone) is told where the user looks, as a failed execution of the workflow, once until a
+ * check succeeds again; a transient failure is only logged, as the next check retries it.
+ */
+function tellInExecutions(
+	ctx: ITriggerFunctions,
+	state: CheckState,
+	error: unknown,
+	failure: ReturnType<typeof readFailure>,
+): void {
+	// the kind of failure, not its message, which carries a request id of its own each time
+	const kind = `${failure.status ?? ''} ${failure.slug ?? ''}`;
+	if (isTransient(failure) || state.told === kind || state.closed) return;
+	state.told = kind;
+	// n8n 2.0 and 1.x do not offer it: there the log line above is all
+	if (typeof ctx.saveFailedExecution !== 'function') return;
+	const cause = error instanceof Error ? error : new Error(failure.message);
+	ctx.saveFailedExecution(
+		error instanceof NodeApiError || error instanceof NodeOperationError
+			? error
+			: new NodeOperationError(ctx.getNode(), cause),
+	);
 }
 
 /**
@@ -123,6 +171,7 @@ async function catchUpHere(
 	ctx: ITriggerFunctions,
 	store: EndpointStore,
 	memory: EndpointMemory,
+	state: CheckState,
 	options: CheckOptions,
 	transport: TransportSettings,
 	nowMs: number,
@@ -142,7 +191,8 @@ async function catchUpHere(
 			(keys) => (release = memory.hold(keys)),
 		);
 		memory.caughtUpSinceStart = true;
-		if (!result.ran) return;
+		// closed meanwhile (deactivation, shutdown): the next activation's check brings these orders
+		if (!result.ran || state.closed) return;
 		memory.cursor = Math.max(memory.cursor, result.to);
 		memory.accept(caughtUpKeys(result.events, nowMs), nowMs);
 		if (result.events.length > 0) ctx.emit([result.events.map((json) => ({ json }))]);
@@ -152,6 +202,6 @@ async function catchUpHere(
 }
 
 /** The next check comes `retryMs` after `nowMs` (not at the next wake). */
-function retryLater(state: { lastCheckAt: number }, nowMs: number, retryMs: number): void {
+function retryLater(state: CheckState, nowMs: number, retryMs: number): void {
 	state.lastCheckAt = nowMs - QUIET_CHECK_MS + retryMs;
 }

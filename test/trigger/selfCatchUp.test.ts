@@ -296,3 +296,70 @@ test('steady traffic (an order every 20 s for ten minutes): deliveries catch up,
 		expect(reads[i] - reads[i - 1]).toBeGreaterThanOrEqual(60_000);
 	expect(reads.length).toBeLessThanOrEqual(11);
 });
+
+test('a key rotated in n8n is used from the next check on; a revoked key is told once as a failed execution of the workflow, and again only after a check succeeded', async () => {
+	const { userId, apiKey, t } = await activeTrigger();
+	await advance(25_000);
+	await settle(t);
+	// the user rotates the key: a new key in the credential, the old one revoked at the service
+	const rotated = (await bench.control.createKey(userId)).apiKey;
+	t.credentialsHelper.setCredentials({
+		marketplaceApi: { baseUrl: bench.sandbox.baseUrl, apiKey: rotated },
+	});
+	await bench.control.revokeKey(apiKey);
+	const since = await bench.lastSeq();
+	await advance(5 * 60_000);
+	await settle(t);
+	expect((await bench.requestsOf(rotated, since)).length).toBeGreaterThan(0);
+	expect(await bench.requestsOf(apiKey, since)).toEqual([]);
+	expect(t.triggerErrors).toEqual([]);
+
+	// the credential's key is revoked too: each failing check is logged, the first one is told
+	await bench.control.revokeKey(rotated);
+	const failing = await bench.lastSeq();
+	await stepThrough(t, 8 * 60_000, 60_000, async () => {});
+	// the next check five minutes on, then one a minute
+	expect((await bench.requestsOf(rotated, failing)).length).toBeGreaterThanOrEqual(3);
+	expect(t.triggerErrors.map((e) => e.kind)).toEqual(['saveFailedExecution']);
+	expect(t.triggerErrors[0].error.message).toMatch(/unauthorized|401/);
+	expect(t.triggerErrors[0].error.message).not.toContain(rotated);
+
+	// fixed in n8n: the next check succeeds; a later failure is told again
+	const fixed = (await bench.control.createKey(userId)).apiKey;
+	t.credentialsHelper.setCredentials({
+		marketplaceApi: { baseUrl: bench.sandbox.baseUrl, apiKey: fixed },
+	});
+	await stepThrough(t, 60_000, 60_000, async () => {});
+	expect((await bench.requestsOf(fixed, since)).length).toBeGreaterThan(0);
+	await bench.control.revokeKey(fixed);
+	await stepThrough(t, 6 * 60_000, 60_000, async () => {});
+	expect(t.triggerErrors.map((e) => e.kind)).toEqual([
+		'saveFailedExecution',
+		'saveFailedExecution',
+	]);
+});
+
+test('deactivation while a check runs: the close function waits for it, and nothing is emitted after it', async () => {
+	const { apiKey, brandId, t, endpoint } = await activeTrigger();
+	await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+	// deliveries dropped: the check reads the orders itself
+	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/proxy-drops-it');
+	await bench.control.createOrder({ brandId });
+	await advance(40_000);
+	const runs = t.runs.length;
+	// the sandbox holds the check's order read until the close function was called
+	await bench.control.injectFault({ route: 'listOrders', mode: 'hang', hangMs: 5_000 });
+	const since = await bench.lastSeq();
+	const check = wakeChecks();
+	await eventually(async () => (await readsOf(apiKey, since)).length === 1);
+	let closedAt: number | undefined;
+	const closed = t.stopTrigger().then(() => (closedAt = t.runs.length));
+	await sleep(50);
+	expect(closedAt).toBeUndefined();
+	await advance(5_000);
+	await Promise.all([check, closed]);
+	await t.settled();
+	expect(closedAt).toBe(runs);
+	expect(t.runs.length).toBe(runs);
+});
