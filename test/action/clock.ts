@@ -3,7 +3,7 @@
  * moving this clock and the sandbox's virtual clock (which its rate limit reads) forward together.
  * So a test proves the schedule (the waits asked for) without waiting it out.
  */
-import { setTransportClock, type TransportClock } from '../../nodes/shared/transport/clock';
+import { setTransportClock, type TransportClock } from '../transportClock';
 import type { SandboxControl } from '../sandbox/control';
 
 export class SteppedClock implements TransportClock {

@@ -6,7 +6,7 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { listSearch, loadOptions, type EditorCallOptions } from '../engine/editor';
-import { setTransportClock } from '../../nodes/shared/transport/clock';
+import { setTransportClock } from '../transportClock';
 import { SteppedClock } from './clock';
 import { fixtureWithReceiver, credentialType, node } from './helpers';
 

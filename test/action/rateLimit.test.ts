@@ -3,7 +3,7 @@
  * Return All that needs more requests than one window allows completes without a single 429.
  */
 import { spendQuota } from '../sandbox/testkit';
-import { setTransportClock } from '../../nodes/shared/transport/clock';
+import { setTransportClock } from '../transportClock';
 import { ConcurrentClock, useSteppedClock } from './clock';
 import { NodeFixture, expectUniqueRequestIds, items } from './helpers';
 

@@ -9,7 +9,7 @@ import { Container } from '@n8n/di';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplacePollingTrigger } from '../../nodes/MarketplacePollingTrigger/MarketplacePollingTrigger.node';
-import { setTransportClock } from '../../nodes/shared/transport/clock';
+import { setTransportClock } from '../transportClock';
 import { SteppedClock } from '../action/clock';
 import { createPollHarness, type PollHarness } from '../engine/harness';
 import { startSandbox, type SandboxHandle } from '../sandbox';

@@ -10,7 +10,7 @@ import { DedupStore } from '../../nodes/MarketplaceTrigger/store';
 import { deliveryKey } from '../../nodes/MarketplaceTrigger/store';
 import type { TriggerSettings } from '../../nodes/MarketplaceTrigger/memory';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
-import { transportClock } from '../../nodes/shared/transport/clock';
+import { transportClock } from '../transportClock';
 import { useSteppedClock } from '../action/clock';
 import {
 	forgetActivationTraffic,

@@ -10,7 +10,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import type { TriggerSettings } from '../../nodes/MarketplaceTrigger/memory';
-import { setTransportClock } from '../../nodes/shared/transport/clock';
+import { setTransportClock } from '../transportClock';
 import {
 	eventually,
 	idsStored,

@@ -1,7 +1,8 @@
 /**
- * Time as the transport sees it: n8n's `sleep`, the system clock and Math.random in n8n. Tests
- * replace it to prove the retry and pacing schedules without waiting them out, and the trigger's
- * secret bookkeeping (rotation overlap, the 24 hours without a verified delivery) reads it too.
+ * Time as the transport sees it: n8n's `sleep`, the system clock and Math.random in n8n. The
+ * trigger's secret bookkeeping (rotation overlap, the 24 hours without a verified delivery) reads it
+ * too. The jest suites put a clock of their own in its place (test/transportClock.ts), so they prove
+ * the retry and pacing schedules without waiting them out.
  */
 import { sleep } from 'n8n-workflow';
 
@@ -18,13 +19,6 @@ const systemClock: TransportClock = {
 	random: () => Math.random(),
 };
 
-let current: TransportClock = systemClock;
-
 export function transportClock(): TransportClock {
-	return current;
-}
-
-/** Replaces the transport's clock (tests); no argument restores the system clock. */
-export function setTransportClock(clock: TransportClock = systemClock): void {
-	current = clock;
+	return systemClock;
 }
