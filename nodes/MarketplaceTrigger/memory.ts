@@ -6,6 +6,8 @@
  * lives on that instance; an endpoint's memory is forgotten when its workflow is deactivated, and all
  * of it when the process ends.
  */
+import type { KeyObject } from 'node:crypto';
+
 import type { ITriggerFunctions } from 'n8n-workflow';
 
 import { transportClock } from '../shared/transport/clock';
@@ -101,6 +103,8 @@ export class EndpointMemory {
 	marginKeys: string[] = [];
 	/** set when the workflow was deactivated */
 	forgotten = false;
+	/** the HMAC keys of the secrets the record held at the last request, set up (store.ts `verificationKeys`) */
+	signingKeys = new Map<string, KeyObject>();
 
 	/** True when this process added `key` to `section` and it is not confirmed (a `seen` key only until it expires). */
 	isPending(section: KeySection, key: string, nowMs: number): boolean {

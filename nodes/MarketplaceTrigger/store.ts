@@ -28,10 +28,10 @@
  * `endpoints` is removed on deactivation; the other sections stay, so a workflow published again picks
  * up where it stopped.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
 
 import { isRecord } from '../shared/isRecord';
-import { parseSecret } from '../shared/webhookVerifier';
+import { signingKey } from '../shared/webhookVerifier';
 import type { EndpointMemory, KeySection, PendingKey } from './memory';
 
 export const ORDER_CREATED = 'order.created';
@@ -207,8 +207,12 @@ export class EndpointStore {
 		}
 	}
 
-	/** HMAC keys to verify with at `nowMs`: the record's secret, plus the previous one during the overlap. */
-	verificationKeys(nowMs: number): Buffer[] {
+	/**
+	 * HMAC keys to verify with at `nowMs`: the record's secret, plus the previous one during the
+	 * overlap. This process's memory of the endpoint keeps them set up, and only while the record
+	 * holds their secrets, so a rotation or a deactivation leaves none behind.
+	 */
+	verificationKeys(nowMs: number): KeyObject[] {
 		const record = this.record;
 		if (!record) return [];
 		const secrets: string[] = [];
@@ -220,15 +224,17 @@ export class EndpointStore {
 		) {
 			secrets.push(record.previousSecret);
 		}
-		const keys: Buffer[] = [];
+		const held = this.memory?.signingKeys ?? new Map<string, KeyObject>();
+		const keys = new Map<string, KeyObject>();
 		for (const secret of secrets) {
 			try {
-				keys.push(parseSecret(secret));
+				keys.set(secret, held.get(secret) ?? signingKey(secret));
 			} catch {
 				// a malformed stored secret verifies nothing; the other one may still do
 			}
 		}
-		return keys;
+		if (this.memory) this.memory.signingKeys = keys;
+		return [...keys.values()];
 	}
 
 	/** True when `key` ran: in `seen` until its expiry, in `orders` until the cursor passes it; or pending in this process. */

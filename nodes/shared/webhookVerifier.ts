@@ -8,8 +8,7 @@
  * never decoded to a string, so non-UTF-8 bodies verify exactly as sent.
  */
 
-import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
-import type { KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 const SECRET_PREFIX = 'whsec_';
 /** Standard Webhooks: a signing secret is 24 to 64 random bytes. */
@@ -60,7 +59,8 @@ export interface VerifyInput {
 	/** the request body exactly as received */
 	rawBody: Buffer;
 	/** parsed keys (see parseSecret): the current one and, during a rotation overlap, the previous */
-	secrets: Buffer[];
+	/** HMAC keys: from `signingKey` (set up once, for a caller that keeps them) or `parseSecret` */
+	secrets: Array<KeyObject | Buffer>;
 	/** current Unix time in seconds (the caller's clock: the verifier reads none of its own) */
 	nowSeconds: number;
 	/** allowed absolute difference between webhook-timestamp and now; default 300 */
@@ -99,22 +99,16 @@ export function parseSecret(secret: string): Buffer {
 }
 
 /**
- * `createHmac` with a raw Buffer key sets the key up anew on every call, which costs more than
- * hashing a 4 KB body (test/bench/results/signatures.md), so KeyObjects are reused. They are cached
- * by key content, not Buffer identity, because the trigger parses its secrets on every request and
- * a Buffer changed after use must not select a stale key; the oldest of at most 64 goes first.
+ * The HMAC key of a `whsec_` secret, set up once: setting up a raw Buffer key on every call costs
+ * more than hashing a 4 KB body (test/bench/results/signatures.md). This module keeps no key: a
+ * caller that verifies often keeps its own, for as long as the secret is its.
  */
-const keyCache = new Map<string, KeyObject>();
+export function signingKey(secret: string): KeyObject {
+	return createSecretKey(parseSecret(secret));
+}
 
-function hmac(key: Buffer, prefix: string, rawBody: Buffer): Buffer {
-	const cacheKey = key.toString('latin1');
-	let keyObject = keyCache.get(cacheKey);
-	if (keyObject === undefined) {
-		keyObject = createSecretKey(key);
-		if (keyCache.size >= 64) keyCache.delete(keyCache.keys().next().value as string);
-		keyCache.set(cacheKey, keyObject);
-	}
-	return createHmac('sha256', keyObject).update(prefix).update(rawBody).digest();
+function hmac(key: KeyObject | Buffer, prefix: string, rawBody: Buffer): Buffer {
+	return createHmac('sha256', key).update(prefix).update(rawBody).digest();
 }
 
 /** Returns the `webhook-signature` entry `v1,<base64>` for one key. */
@@ -122,7 +116,7 @@ export function signWebhook(
 	id: string,
 	timestampSeconds: number,
 	rawBody: Buffer,
-	key: Buffer,
+	key: KeyObject | Buffer,
 ): string {
 	if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0) {
 		throw new RangeError('timestampSeconds must be a non-negative integer number of seconds');

@@ -16,7 +16,7 @@ import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:
 import { loadavg } from 'node:os';
 import { Webhook } from 'standardwebhooks';
 
-import { parseSecret, verifyWebhook } from '../../nodes/shared/webhookVerifier';
+import { parseSecret, signingKey, verifyWebhook } from '../../nodes/shared/webhookVerifier';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 11);
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 250);
@@ -86,6 +86,7 @@ function fmt(opsPerSecond: number): string {
 function benchSize(label: string, size: number): string {
 	const secret = `whsec_${randomBytes(32).toString('base64')}`;
 	const key = parseSecret(secret);
+	const ourKey = signingKey(secret);
 	const webhook = new Webhook(secret);
 	const body = jsonBody(size);
 	const id = 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W';
@@ -102,12 +103,13 @@ function benchSize(label: string, size: number): string {
 
 	const impls: Impl[] = [
 		{
+			// the trigger's keys are set up once per secret (its memory of the endpoint keeps them)
 			name: 'ours',
 			run: () =>
 				verifyWebhook({
 					headers,
 					rawBody: body,
-					secrets: [key],
+					secrets: [ourKey],
 					nowSeconds: Math.floor(Date.now() / 1000),
 				}).ok,
 		},

@@ -14,7 +14,8 @@ import {
 	RETRY_GAPS_MS,
 	retentionFor,
 } from '../../nodes/MarketplaceTrigger/store';
-import { deliveryKey } from '../../nodes/MarketplaceTrigger/store';
+import { deliveryKey, EndpointStore } from '../../nodes/MarketplaceTrigger/store';
+import { EndpointMemory } from '../../nodes/MarketplaceTrigger/memory';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -190,4 +191,32 @@ test('property: a store behaves like a model (bounded, expiries kept, earliest e
 			},
 		),
 	);
+});
+
+test('signing keys: set up once per secret, and only while the record holds the secret (a rotation leaves none behind)', () => {
+	const memory = new EndpointMemory('https://n8n.example.com/webhook/x/webhook');
+	const first = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+	const second = `whsec_${Buffer.alloc(32, 2).toString('base64')}`;
+	const data: Record<string, unknown> = {
+		endpoints: { [memory.url]: { endpointId: 1, secret: first, eventTypes: [] } },
+	};
+	const [key] = EndpointStore.read(data, memory.url, memory).verificationKeys(0);
+	expect(EndpointStore.read(data, memory.url, memory).verificationKeys(0)).toEqual([key]);
+	expect(EndpointStore.read(data, memory.url, memory).verificationKeys(0)[0]).toBe(key);
+	// rotated: the previous secret during its overlap, then the new one alone
+	data.endpoints = {
+		[memory.url]: {
+			endpointId: 1,
+			secret: second,
+			previousSecret: first,
+			previousSecretUntil: 1_000,
+			eventTypes: [],
+		},
+	};
+	const during = EndpointStore.read(data, memory.url, memory).verificationKeys(500);
+	expect(during).toHaveLength(2);
+	expect(during[1]).toBe(key);
+	const after = EndpointStore.read(data, memory.url, memory).verificationKeys(1_000);
+	expect(after).toEqual([during[0]]);
+	expect([...memory.signingKeys.keys()]).toEqual([second]);
 });
