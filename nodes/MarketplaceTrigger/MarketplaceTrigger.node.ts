@@ -15,10 +15,10 @@ export class MarketplaceTrigger implements INodeType {
 	 * its methods with their own `this`, so they reach it through the functions below. Tests inject the
 	 * settings (schedules, clock); n8n passes none.
 	 */
-	readonly process: TriggerProcess;
+	readonly triggerProcess: TriggerProcess;
 
 	constructor(settings: Partial<TriggerSettings> = {}) {
-		this.process = new TriggerProcess(settings);
+		this.triggerProcess = new TriggerProcess(settings);
 	}
 
 	description: INodeTypeDescription = {
@@ -125,14 +125,14 @@ export class MarketplaceTrigger implements INodeType {
 	};
 
 	/** Activation and deactivation: the endpoint at the service (lifecycle.ts). */
-	webhookMethods = webhookMethodsOf(() => this.process);
+	webhookMethods = webhookMethodsOf(() => this.triggerProcess);
 
 	/** Each delivery: verified, checked, recorded, handed to a run (receive.ts). */
-	webhook = receiveWith(() => this.process);
+	webhook = receiveWith(() => this.triggerProcess);
 
 	/** Each run's start: each event once, and the delivery's answer (run.ts). */
-	execute = runWith(() => this.process);
+	execute = runWith(() => this.triggerProcess);
 
 	/** The catch-up check, on n8n's cron, for orders no delivery brought (catchUpCheck.ts). */
-	trigger = catchUpCheckWith(() => this.process);
+	trigger = catchUpCheckWith(() => this.triggerProcess);
 }

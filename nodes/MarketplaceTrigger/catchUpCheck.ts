@@ -52,28 +52,28 @@ interface CheckState {
 }
 
 /** trigger() of the node: registers the check's wake-up with n8n (none where there is nothing to catch up). */
-export function catchUpCheckWith(process: () => TriggerProcess) {
+export function catchUpCheckWith(getTriggerProcess: () => TriggerProcess) {
 	return async function trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
 		const options = this.getNodeParameter('options', {}) as CheckOptions;
 		const subscribed = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
 		if (this.getMode() === 'manual' || options.catchUpMissedOrders === false) return {};
 		if (!subscribed.includes(ORDER_CREATED)) return {};
-		const trigger = process();
+		const triggerProcess = getTriggerProcess();
 		const state: CheckState = {
-			firstAt: trigger.settings.clock.now() + trigger.settings.catchUpCheck.firstMs,
+			firstAt: triggerProcess.settings.clock.now() + triggerProcess.settings.catchUpCheck.firstMs,
 			lastCheckAt: -Infinity,
 			closed: false,
 		};
 		const wake = async () => {
 			if (state.running || state.closed) return;
-			state.running = checkOnce(this, trigger, state, options);
+			state.running = checkOnce(this, triggerProcess, state, options);
 			try {
 				await state.running;
 			} finally {
 				state.running = undefined;
 			}
 		};
-		const stop = trigger.settings.wake(this, wake);
+		const stop = triggerProcess.settings.wake(this, wake);
 		return {
 			closeFunction: async () => {
 				state.closed = true;
@@ -87,16 +87,16 @@ export function catchUpCheckWith(process: () => TriggerProcess) {
 /** One wake-up: the check, when one is due, with the credential as it is now. */
 async function checkOnce(
 	ctx: ITriggerFunctions,
-	process: TriggerProcess,
+	triggerProcess: TriggerProcess,
 	state: CheckState,
 	options: CheckOptions,
 ): Promise<void> {
-	const { clock, catchUpCheck } = process.settings;
+	const { clock, catchUpCheck } = triggerProcess.settings;
 	const now = clock.now();
 	const workflowId = ctx.getWorkflow().id ?? '';
-	const endpoint = process.activeEndpoints.get(workflowId);
+	const endpoint = triggerProcess.activeEndpoints.get(workflowId);
 	if (!endpoint || now < state.firstAt) return;
-	const memory = process.memoryOf(workflowId, endpoint.url);
+	const memory = triggerProcess.memoryOf(workflowId, endpoint.url);
 	const store = EndpointStore.read(ctx.getWorkflowStaticData('node'), endpoint.url, memory);
 	// the first check of this trigger() is due whatever a request caught up meanwhile
 	const first = state.lastCheckAt === -Infinity;
@@ -108,7 +108,7 @@ async function checkOnce(
 		// with Emit Test Events on, a test delivery would start a run of its own
 		if (options.emitTestEvents !== true) {
 			const verdict = judgeDelivery(
-				await testDelivery(ctx, endpoint.endpointId, process.settings, credential),
+				await testDelivery(ctx, endpoint.endpointId, triggerProcess.settings, credential),
 			);
 			state.told = undefined;
 			if (verdict.reached) return;

@@ -198,7 +198,7 @@ function endpointIn(body: unknown): RemoteEndpoint | undefined {
  */
 export async function checkEndpointExists(
 	ctx: IHookFunctions,
-	process: TriggerProcess,
+	triggerProcess: TriggerProcess,
 ): Promise<boolean> {
 	const url = webhookUrlOf(ctx);
 	const eventTypes = wantedEventTypes(ctx);
@@ -244,8 +244,8 @@ export async function checkEndpointExists(
 			: { endpointId: endpoint.id, eventTypes };
 	// Before a rotation: the test delivery is signed with the secret n8n holds (or refused for none),
 	// never with a new one n8n has not saved yet, which webhook() would take for a rotation elsewhere.
-	await duringActivation(process, url, async () => {
-		await checkReachability(ctx, endpoint.id, url, process.settings);
+	await duringActivation(triggerProcess, url, async () => {
+		await checkReachability(ctx, endpoint.id, url, triggerProcess.settings);
 	});
 	if (!record.secret || options.rotateSecretOnActivation === true) {
 		// without a secret held, the previous one (which the service also signs with for 24 hours) is unknown here:
@@ -262,8 +262,8 @@ export async function checkEndpointExists(
 	store.recordChanged();
 	startCatchUp(ctx, store, undefined);
 	store.writeBack(now);
-	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, process, endpoint.id, url);
-	else activeAt(ctx, process, url, endpoint.id);
+	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, triggerProcess, endpoint.id, url);
+	else activeAt(ctx, triggerProcess, url, endpoint.id);
 	return true;
 }
 
@@ -326,7 +326,7 @@ async function explainCreateRefusal(
 /** create: registers the webhook URL with the chosen event types; keeps id and secret. */
 export async function createEndpoint(
 	ctx: IHookFunctions,
-	process: TriggerProcess,
+	triggerProcess: TriggerProcess,
 ): Promise<boolean> {
 	const url = webhookUrlOf(ctx);
 	const eventTypes = wantedEventTypes(ctx);
@@ -378,17 +378,17 @@ export async function createEndpoint(
 	startCatchUp(ctx, store, endpoint.createdAt);
 	store.writeBack(now);
 	// not reached: the endpoint is of no use, and n8n's retry (or the next listening) creates it again
-	await duringActivation(process, url, async () => {
+	await duringActivation(triggerProcess, url, async () => {
 		await checkReachability(
 			ctx,
 			endpoint.id,
 			url,
-			process.settings,
+			triggerProcess.settings,
 			async () => await removeUnreached(ctx, endpoint.id, url),
 		);
 	});
-	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, process, endpoint.id, url);
-	else activeAt(ctx, process, url, endpoint.id);
+	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, triggerProcess, endpoint.id, url);
+	else activeAt(ctx, triggerProcess, url, endpoint.id);
 	return true;
 }
 
@@ -425,7 +425,7 @@ async function removeUnreached(
  */
 export async function deleteEndpoint(
 	ctx: IHookFunctions,
-	process: TriggerProcess,
+	triggerProcess: TriggerProcess,
 ): Promise<boolean> {
 	const url = webhookUrlOf(ctx);
 	const store = storeOf(ctx, url);
@@ -467,9 +467,9 @@ export async function deleteEndpoint(
 	}
 	store.clearRecord();
 	// the keys this process has not confirmed go into the static data n8n saves after this hook
-	for (const key of process.forget(ctx.getWorkflow().id ?? '', url)?.pending.values() ?? [])
+	for (const key of triggerProcess.forget(ctx.getWorkflow().id ?? '', url)?.pending.values() ?? [])
 		store.add(key);
-	if (ctx.getMode() !== 'manual') process.activeEndpoints.delete(ctx.getWorkflow().id ?? '');
+	if (ctx.getMode() !== 'manual') triggerProcess.activeEndpoints.delete(ctx.getWorkflow().id ?? '');
 	store.writeBack(transportClock().now());
 	return true;
 }
@@ -478,18 +478,27 @@ export async function deleteEndpoint(
  * Runs the activation's reachability check: its test delivery must not catch up (receive.ts), since
  * n8n saves this hook's copy of the static data after the hook, over what that request would save.
  */
-async function duringActivation(process: TriggerProcess, url: string, check: () => Promise<void>) {
-	process.activating.add(url);
+async function duringActivation(
+	triggerProcess: TriggerProcess,
+	url: string,
+	check: () => Promise<void>,
+) {
+	triggerProcess.activating.add(url);
 	try {
 		await check();
 	} finally {
-		process.activating.delete(url);
+		triggerProcess.activating.delete(url);
 	}
 }
 
 /** Where trigger() of this workflow checks for missed orders (n8n runs it after the hooks, in the same process). */
-function activeAt(ctx: IHookFunctions, process: TriggerProcess, url: string, endpointId: number) {
-	process.activeEndpoints.set(ctx.getWorkflow().id ?? '', { url, endpointId });
+function activeAt(
+	ctx: IHookFunctions,
+	triggerProcess: TriggerProcess,
+	url: string,
+	endpointId: number,
+) {
+	triggerProcess.activeEndpoints.set(ctx.getWorkflow().id ?? '', { url, endpointId });
 }
 
 /**
@@ -507,19 +516,19 @@ function refuseEngineV2(ctx: IHookFunctions): void {
 }
 
 /** webhookMethods.default of the node: each hook with this process's part of the trigger. */
-export function webhookMethodsOf(process: () => TriggerProcess) {
+export function webhookMethodsOf(getTriggerProcess: () => TriggerProcess) {
 	return {
 		default: {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
 				refuseEngineV2(this);
-				return await checkEndpointExists(this, process());
+				return await checkEndpointExists(this, getTriggerProcess());
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
 				refuseEngineV2(this);
-				return await createEndpoint(this, process());
+				return await createEndpoint(this, getTriggerProcess());
 			},
 			async delete(this: IHookFunctions): Promise<boolean> {
-				return await deleteEndpoint(this, process());
+				return await deleteEndpoint(this, getTriggerProcess());
 			},
 		},
 	};

@@ -89,11 +89,11 @@ interface Delivery {
  * webhook() of the node: `receive`, with this process's part of the trigger. One request, the steps
  * of the file comment.
  */
-export function receiveWith(process: () => TriggerProcess) {
+export function receiveWith(getTriggerProcess: () => TriggerProcess) {
 	return async function receive(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		const url = servedUrl(this);
-		const trigger = process();
-		const memory = trigger.memoryOf(this.getWorkflow().id ?? '', url);
+		const triggerProcess = getTriggerProcess();
+		const memory = triggerProcess.memoryOf(this.getWorkflow().id ?? '', url);
 		const now = transportClock().now();
 		const d: Delivery = {
 			ctx: this,
@@ -102,7 +102,7 @@ export function receiveWith(process: () => TriggerProcess) {
 			memory,
 			store: EndpointStore.read(this.getWorkflowStaticData('node'), url, memory, {
 				nowMs: now,
-				afterMs: trigger.settings.confirmAfterMs,
+				afterMs: triggerProcess.settings.confirmAfterMs,
 			}),
 		};
 
@@ -162,7 +162,7 @@ export function receiveWith(process: () => TriggerProcess) {
 			const sample = await sampleItems(this, event, subscribed, options);
 			if (sample) return saveAndHandOver(d, sample);
 			if (options.emitTestEvents !== true)
-				return await catchUpNow(d, options, subscribed, trigger.activating.has(url));
+				return await catchUpNow(d, options, subscribed, triggerProcess.activating.has(url));
 		} else if (!subscribed.includes(event.type)) {
 			return acknowledge(d, 'event-type-not-subscribed', { type: event.type });
 		}
@@ -176,13 +176,14 @@ export function receiveWith(process: () => TriggerProcess) {
 async function acceptEvent(
 	d: Delivery,
 	event: EventEnvelope,
-	delivery: { id: string; timestamp: number },
+	verified: { id: string; timestamp: number },
 	options: ReceiveOptions,
 	subscribed: string[],
 ): Promise<IWebhookResponseData> {
 	const { ctx, store, memory, now } = d;
 	const production = ctx.getMode() === 'webhook';
-	const webhookId = delivery.id;
+	// the verified webhook-id header, which the service makes equal to the event's id (run.ts keys the item's id)
+	const webhookId = verified.id;
 	const key = deliveryKey(webhookId);
 	const order = event.type === ORDER_CREATED ? orderKey(event.data.orderId) : undefined;
 	const release = await waitAndHold(memory, order ? [key, order] : [key]);
@@ -223,7 +224,7 @@ async function acceptEvent(
 		const eventAt = Date.parse(event.createdAt);
 		// an order sent again (its attempt came after the in-flight margin) that the cursor has not
 		// passed: another process may be catching it up right now, so this delivery takes part in the claim
-		const sentAt = delivery.timestamp * 1000;
+		const sentAt = verified.timestamp * 1000;
 		const resent =
 			order !== undefined &&
 			eventAt >= (store.cursor ?? Infinity) &&

@@ -35,14 +35,14 @@ export function runKeysOf(json: IDataObject): string[] {
 }
 
 /** execute() of the node, with this process's part of the trigger. */
-export function runWith(process: () => TriggerProcess) {
+export function runWith(getTriggerProcess: () => TriggerProcess) {
 	return async function run(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const items = this.getInputData();
 		const mode = this.getMode();
 		// a run of the editor (a sample, an Execute step) is not an event to keep out of later runs
 		const once = mode === 'webhook' || mode === 'trigger';
 		const kept = once
-			? await keepFirstRuns(this, process(), items)
+			? await keepFirstRuns(this, getTriggerProcess(), items)
 			: { indexes: items.map((_, i) => i) };
 		const out = kept.indexes.map((i) => ({
 			json: kept.warning ? { ...items[i].json, storageWarning: kept.warning } : items[i].json,
@@ -60,7 +60,7 @@ export function runWith(process: () => TriggerProcess) {
  */
 async function keepFirstRuns(
 	ctx: IExecuteFunctions,
-	process: TriggerProcess,
+	triggerProcess: TriggerProcess,
 	items: INodeExecutionData[],
 ): Promise<{ indexes: number[]; warning?: string }> {
 	const keys = items.map((item) => runKeysOf(item.json));
@@ -70,8 +70,8 @@ async function keepFirstRuns(
 			maxEntries: RUN_KEYS_KEPT,
 		});
 	// once more after a failure: two processes' first records at once fail one on the row's key
-	const check = process.runKeys.then(async () => await record().catch(record));
-	process.runKeys = check.then(
+	const check = triggerProcess.runKeys.then(async () => await record().catch(record));
+	triggerProcess.runKeys = check.then(
 		() => undefined,
 		() => undefined,
 	);
@@ -83,7 +83,7 @@ async function keepFirstRuns(
 		ctx.logger.warn(`Marketplace Trigger could not use n8n's deduplication store: ${message}`);
 		return {
 			indexes: keys.map((_, i) => i),
-			warning: `n8n's deduplication store could not be used (${message}): a copy of this event that reached another n8n process, or came after a restart, may run again.`,
+			warning: `n8n's deduplication store could not be used (${message}): a copy of this event that reached another n8n triggerProcess, or came after a restart, may run again.`,
 		};
 	}
 }

@@ -49,12 +49,12 @@ export function pendingCount(
 	url?: string,
 	section: 'seen' | 'orders' = 'seen',
 ): number {
-	return triggerOf(harness).process.pendingCount(section, url);
+	return triggerOf(harness).triggerProcess.pendingCount(section, url);
 }
 
 /** A restart of n8n: the process's memory of every endpoint is gone, the static data stays. */
 export function restart(harness: TriggerHarness): void {
-	triggerOf(harness).process.forgetAll();
+	triggerOf(harness).triggerProcess.forgetAll();
 }
 
 /** Waits until every request and run under way ended: what they changed is saved (as a restart test needs). */
@@ -86,8 +86,8 @@ export class TriggerBench {
 		const open = this.harnesses.splice(0);
 		await Promise.all(
 			open.map(async (h) => {
-				await triggerOf(h).process.listeningsDone();
-				triggerOf(h).process.forgetAll();
+				await triggerOf(h).triggerProcess.listeningsDone();
+				triggerOf(h).triggerProcess.forgetAll();
 				await h.close();
 			}),
 		);
@@ -157,7 +157,7 @@ export function recordOf(harness: TriggerHarness, url: string): IDataObject | un
  * runs, before n8n saved the secret) and the sample are not deliveries the tests that follow count.
  */
 export async function forgetActivationTraffic(harness: TriggerHarness): Promise<void> {
-	await triggerOf(harness).process.listeningsDone();
+	await triggerOf(harness).triggerProcess.listeningsDone();
 	await harness.settled();
 	harness.requests.length = 0;
 	harness.responses.length = 0;

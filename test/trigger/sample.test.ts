@@ -194,7 +194,7 @@ test('the test URL stops being delivered to between the check and the sample: no
 	const [endpoint] = await bench.endpointsOf(userId);
 	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/gone');
 	const requests = t.requests.length;
-	await triggerOf(t).process.listeningsDone();
+	await triggerOf(t).triggerProcess.listeningsDone();
 	// the reason is in n8n's log; the listening ends at n8n's own timeout
 	expect(t.runs).toHaveLength(0);
 	expect(t.requests.length).toBe(requests);
