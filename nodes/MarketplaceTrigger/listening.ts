@@ -6,9 +6,10 @@
  * then registers it again with the static data create() wrote (the secret), so a delivery made
  * meanwhile is refused 401 ("no secret"). While the record shows 401 it asks again, a bounded number
  * of times. When the service cannot deliver, the reason goes to n8n's log and the listening ends at
- * n8n's own timeout. This is the one place the trigger works past a hook and reaches past n8n's
- * public API (`withIsolateOf`): n8n runs no node code for a test listening after create() returns,
- * and a request made inside create() would be refused (CONTRIBUTING.md, Verification).
+ * n8n's own timeout. This is the one place the trigger works past a hook: n8n runs no node code for
+ * a test listening after create() returns, and a request made inside create() would be refused
+ * (CONTRIBUTING.md, Verification). Its requests read the credential as any hook's do (the
+ * credential's `authenticate` is a function, which needs no expression isolate).
  */
 import type { IHookFunctions } from 'n8n-workflow';
 
@@ -30,63 +31,41 @@ function endListening(ctx: IHookFunctions, url: string, endpointId: number, mess
 }
 
 /**
- * Runs `fn` holding an expression isolate of the hook's workflow. n8n 2.x evaluates expressions,
- * credentials and their authentication included, in an isolate that TestWebhooks.needsWebhook holds
- * only while create() runs (2.41.1: acquireIsolate before, releaseIsolate in its finally); a request
- * made after create() returned fails with "No bridge acquired for this context". n8n-core keeps the
- * Workflow on the context (`workflow`), whose Expression offers `withIsolate` (acquire, run, release
- * only what it acquired). Rests on those internals: n8n without them (1.x) needs no isolate.
- */
-async function withIsolateOf<T>(ctx: IHookFunctions, fn: () => Promise<T>): Promise<T> {
-	const expression = (
-		ctx as unknown as {
-			workflow?: { expression?: { withIsolate?: (run: () => Promise<T>) => Promise<T> } };
-		}
-	).workflow?.expression;
-	return typeof expression?.withIsolate === 'function'
-		? await expression.withIsolate(fn)
-		: await fn();
-}
-
-/**
  * Starts, without waiting, the request for the sample delivery to the test URL `url`. Called by
  * create()/checkExists() in manual mode after the activation check passed; a second listening on
  * the same endpoint does not start another.
  */
 export function startSampleDelivery(
 	ctx: IHookFunctions,
-	process: TriggerProcess,
+	triggerProcess: TriggerProcess,
 	endpointId: number,
 	url: string,
 ): void {
-	if (process.listenings.has(endpointId)) return;
-	const run = requestSampleDelivery(ctx, process, endpointId, url)
+	if (triggerProcess.listenings.has(endpointId)) return;
+	const run = requestSampleDelivery(ctx, triggerProcess, endpointId, url)
 		.catch((error) =>
 			ctx.logger.warn(
 				`Marketplace Trigger: the sample delivery failed: ${(error as Error).message}`,
 			),
 		)
-		.finally(() => process.listenings.delete(endpointId));
-	process.listenings.set(endpointId, run);
+		.finally(() => triggerProcess.listenings.delete(endpointId));
+	triggerProcess.listenings.set(endpointId, run);
 }
 
 async function requestSampleDelivery(
 	ctx: IHookFunctions,
-	process: TriggerProcess,
+	triggerProcess: TriggerProcess,
 	endpointId: number,
 	url: string,
 ): Promise<void> {
-	const { clock, sample } = process.settings;
+	const { clock, sample } = triggerProcess.settings;
 	await clock.sleep(sample.firstMs);
 	let last: DeliveryOutcome | undefined;
 	let problem: string | undefined;
 	for (let attempt = 1; attempt <= sample.attempts; attempt++) {
 		if (attempt > 1) await clock.sleep(sample.retryMs);
 		try {
-			last = await withIsolateOf(
-				ctx,
-				async () => await testDelivery(ctx, endpointId, process.settings),
-			);
+			last = await testDelivery(ctx, endpointId, triggerProcess.settings);
 			problem = undefined;
 		} catch (error) {
 			const failure = readFailure(error);
