@@ -11,6 +11,7 @@ import { operationSubtitle } from '../shared/subtitle';
 import { nodeProperties } from './actions/resources';
 import { methods } from './methods';
 import { router } from './actions/router';
+import { saleChannelAccountCheck } from './actions/saleChannel/channelAccount';
 
 export class Marketplace implements INodeType {
 	description: INodeTypeDescription = {
@@ -29,11 +30,21 @@ export class Marketplace implements INodeType {
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'marketplaceApi', required: true }],
+		credentials: [
+			{ name: 'marketplaceApi', required: true },
+			{
+				// the channel account's secrets that Connect sends (channelAccount.ts reads it); optional,
+				// since channels that connect by OAuth need none
+				name: 'marketplaceSaleChannelApi',
+				required: false,
+				testedBy: 'saleChannelAccountCheck',
+				displayOptions: { show: { resource: ['saleChannel'], operation: ['connect'] } },
+			},
+		],
 		properties: [...nodeProperties, requestOptionsProperty],
 	};
 
-	methods = methods;
+	methods = { ...methods, credentialTest: { saleChannelAccountCheck } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		// On Error: Continue turns a failed item into an output item carrying its error

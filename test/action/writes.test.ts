@@ -2,7 +2,13 @@
  * Single writes (sale channel connect, webhook endpoints) and the endpoint reads: the exact request,
  * an Idempotency-Key on every write (none on reads), the output items, and the sandbox state after.
  */
-import type { IDataObject } from 'n8n-workflow';
+import type {
+	ICredentialDataDecryptedObject,
+	ICredentialTestFunctions,
+	IDataObject,
+} from 'n8n-workflow';
+
+import { saleChannelAccountCheck } from '../../nodes/Marketplace/actions/saleChannel/channelAccount';
 
 import {
 	fixtureWithReceiver,
@@ -24,15 +30,12 @@ describe('saleChannel.connect', () => {
 				operation: 'connect',
 				brandId: '={{ $json.brandId }}',
 				saleChannelName: '={{ $json.channel }}',
-				additionalFields: {
-					region: 'EU',
-					apiKey: 'amz-key',
-					apiSecret: 'amz-secret',
-					isShared: false,
-					logInEmail: '',
-				},
+				additionalFields: { region: 'EU', isShared: false, logInEmail: '' },
 			},
-			{ inputItems: items({ brandId: 1, channel: 'Amazon' }, { brandId: 2, channel: 'Shopify' }) },
+			{
+				inputItems: items({ brandId: 1, channel: 'Amazon' }, { brandId: 2, channel: 'Shopify' }),
+				channelAccount: { apiKey: 'amz-key', apiSecret: 'amz-secret' },
+			},
 		);
 		expect(r.error).toBeUndefined();
 		expect(r.sent).toHaveLength(2);
@@ -87,6 +90,169 @@ describe('saleChannel.connect', () => {
 			(c) => c.brandId === 3,
 		);
 		expect(connections).toHaveLength(1);
+	});
+});
+
+describe("saleChannel.connect: the channel account's secrets come from its credential", () => {
+	// distinctive values, so that any copy of them in an output, an error or the run is found
+	const ACCOUNT = {
+		apiKey: 'chan-key-5f1e0c',
+		apiSecret: 'chan-secret-9a2b7d',
+		logInPassword: ' chan pass 3c8e ',
+	};
+	const SECRETS = Object.values(ACCOUNT).map((v) => v.trim());
+	/** every secret found in a value, as JSON (an output, an error, the whole run n8n keeps) */
+	const secretsIn = (value: unknown) => SECRETS.filter((s) => JSON.stringify(value).includes(s));
+
+	test('several brands in one run with one channel account: every request carries its secrets, no output or run data holds them', async () => {
+		const r = await fixture.run(
+			{
+				resource: 'saleChannel',
+				operation: 'connect',
+				brandId: '={{ $json.brandId }}',
+				saleChannelName: 'Amazon',
+				additionalFields: { logInEmail: '={{ $json.email }}', region: 'EU' },
+			},
+			{
+				inputItems: items(
+					{ brandId: 1, email: 'one@example.com' },
+					{ brandId: 2, email: 'two@example.com' },
+					{ brandId: 3, email: 'three@example.com' },
+				),
+				channelAccount: ACCOUNT,
+			},
+		);
+		expect(r.error).toBeUndefined();
+		expect(r.sent.map((s) => s.path)).toEqual([
+			'/v1/brands/1/sale-channels/connect',
+			'/v1/brands/2/sale-channels/connect',
+			'/v1/brands/3/sale-channels/connect',
+		]);
+		expect(r.sent.map((s) => s.body)).toEqual(
+			['one', 'two', 'three'].map((name) => ({
+				saleChannelName: 'Amazon',
+				region: 'EU',
+				logInEmail: `${name}@example.com`,
+				apiKey: 'chan-key-5f1e0c',
+				apiSecret: 'chan-secret-9a2b7d',
+				// a password is sent as stored, spaces and all
+				logInPassword: ' chan pass 3c8e ',
+			})),
+		);
+		// the sandbox connects an API-key channel only with a key and a secret
+		expect(r.items.map((i) => [i.json.brandId, i.json.status])).toEqual([
+			[1, 'Connected'],
+			[2, 'Connected'],
+			[3, 'Connected'],
+		]);
+		expect(pairs(r.items)).toEqual([0, 1, 2]);
+		expect(secretsIn(r.sent)).toEqual(SECRETS); // the search finds them where they are
+		expect(secretsIn(r.items)).toEqual([]);
+		expect(secretsIn(r.run)).toEqual([]);
+	});
+
+	test('brands on two channel accounts: each Connect node sends the secrets of its own credential', async () => {
+		const connect = (brandId: string, apiKey: string, apiSecret: string) =>
+			fixture.run(
+				{ resource: 'saleChannel', operation: 'connect', brandId, saleChannelName: 'Amazon' },
+				{ channelAccount: { apiKey, apiSecret } },
+			);
+		const first = await connect('1', 'account-a-key', 'account-a-secret');
+		const second = await connect('2', 'account-b-key', 'account-b-secret');
+		expect([...first.sent, ...second.sent].map((s) => [s.path, s.body])).toEqual([
+			[
+				'/v1/brands/1/sale-channels/connect',
+				{ saleChannelName: 'Amazon', apiKey: 'account-a-key', apiSecret: 'account-a-secret' },
+			],
+			[
+				'/v1/brands/2/sale-channels/connect',
+				{ saleChannelName: 'Amazon', apiKey: 'account-b-key', apiSecret: 'account-b-secret' },
+			],
+		]);
+	});
+
+	test('without the credential no channel secret is sent (an API-key channel then reports its error)', async () => {
+		const r = await fixture.run({
+			resource: 'saleChannel',
+			operation: 'connect',
+			brandId: '2',
+			saleChannelName: 'Amazon',
+		});
+		expect(r.error).toBeUndefined();
+		expect(r.sent.map((s) => s.body)).toEqual([{ saleChannelName: 'Amazon' }]);
+		expect(r.items[0].json).toMatchObject({
+			status: 'Error',
+			connectionError: 'Amazon needs apiKey and apiSecret',
+		});
+	});
+
+	test('blank fields of the credential are left out; a key and a secret are sent trimmed', async () => {
+		const r = await fixture.run(
+			{ resource: 'saleChannel', operation: 'connect', brandId: '1', saleChannelName: 'Zalando' },
+			{ channelAccount: { apiKey: ' zal-key\n', apiSecret: '', logInPassword: '   ' } },
+		);
+		expect(r.error).toBeUndefined();
+		expect(r.sent.map((s) => s.body)).toEqual([{ saleChannelName: 'Zalando', apiKey: 'zal-key' }]);
+	});
+
+	test("the service's error names no secret, as the node's error and as an error item", async () => {
+		const parameters = {
+			resource: 'saleChannel',
+			operation: 'connect',
+			brandId: '1',
+			saleChannelName: 'eBay',
+		};
+		const failed = await fixture.run(parameters, { channelAccount: ACCOUNT });
+		expect(failed.sent.map((s) => [s.status, (s.body as IDataObject).apiKey])).toEqual([
+			[400, 'chan-key-5f1e0c'],
+		]);
+		expect(errorOf(failed).message).toMatch(/^invalid-request \(400\)/);
+		expect(secretsIn(failed.error)).toEqual([]);
+		expect(secretsIn(failed.run)).toEqual([]);
+
+		const continued = await fixture.run(parameters, {
+			channelAccount: ACCOUNT,
+			continueOnFail: true,
+		});
+		expect(continued.items[0].json.error).toMatch(/^invalid-request \(400\)/);
+		expect(secretsIn(continued.items)).toEqual([]);
+		expect(secretsIn(continued.run)).toEqual([]);
+	});
+
+	test('a credential field that is not text: the error names the field, not its value, and nothing is sent', async () => {
+		const r = await fixture.run(
+			{ resource: 'saleChannel', operation: 'connect', brandId: '1', saleChannelName: 'Amazon' },
+			{
+				channelAccount: { apiKey: 'chan-key-5f1e0c', apiSecret: { hidden: 'chan-secret-9a2b7d' } },
+			},
+		);
+		expect(r.sent).toEqual([]);
+		expect(errorOf(r).message).toBe(
+			'Invalid parameter "Marketplace Sale Channel Account credential > API Secret": must be text',
+		);
+		expect(secretsIn(r.error)).toEqual([]);
+		expect(secretsIn(r.run)).toEqual([]);
+	});
+
+	test('the check n8n runs when the credential is saved sends nothing and wants at least one secret', async () => {
+		const check = (data: IDataObject) =>
+			saleChannelAccountCheck.call({} as ICredentialTestFunctions, {
+				id: 'c',
+				name: 'Amazon EU',
+				type: 'marketplaceSaleChannelApi',
+				data: data as ICredentialDataDecryptedObject,
+			});
+		expect(await check({ apiKey: 'k' })).toMatchObject({ status: 'OK' });
+		expect(await check({ logInPassword: 'p' })).toMatchObject({ status: 'OK' });
+		expect(await check({ apiKey: ' ', apiSecret: '', logInPassword: '' })).toEqual({
+			status: 'Error',
+			message: 'Nothing to send: fill in at least one of API Key, API Secret, Log In Password',
+		});
+		const notText = await check({ apiKey: { hidden: 'chan-key-5f1e0c' } });
+		expect(notText).toEqual({
+			status: 'Error',
+			message: 'Marketplace Sale Channel Account credential > API Key: must be text',
+		});
 	});
 });
 

@@ -248,7 +248,7 @@ const cases: Case[] = [
 			operation: 'connect',
 			brandId: '7',
 			saleChannelName: 'Amazon',
-			additionalFields: { region: 'EU', isShared: true, apiKey: '' },
+			additionalFields: { region: 'EU', isShared: true, logInEmail: '' },
 		},
 		answers: {
 			'POST /v1/brands/7/sale-channels/connect': {

@@ -43,10 +43,23 @@ const WF = {
 	products: 'e2eProductsAll01',
 	badKey: 'e2eBadKeyOrder01',
 	polling: 'e2ePollingOrders',
+	connect: 'e2eConnectChan01',
 };
 const BRAND_HEALTH_WEBHOOK_ID = '9a4e6c20-2f1b-4d8e-b7a3-6c0d5e8f1b22';
 
 const BAD_KEY = 'mk_unknown_key_e2e_0001';
+/** A Marketplace Sale Channel Account credential (imported with the CLI) and its secrets. */
+const CHANNEL_SECRETS = {
+	apiKey: 'e2e-chan-key-71c4',
+	apiSecret: 'e2e-chan-secret-2d9f',
+	logInPassword: 'e2e-chan-pass-a05b',
+};
+const CHANNEL_CREDENTIAL = {
+	id: 'e2eChannelAcct01',
+	name: 'Amazon EU account (e2e)',
+	type: 'marketplaceSaleChannelApi',
+	data: CHANNEL_SECRETS,
+};
 const timings = new Timings();
 const suiteStarted = Date.now();
 let sandbox: SandboxHandle;
@@ -106,6 +119,7 @@ beforeAll(async () => {
 		n8n.importCredential([
 			{ ...DEMO_CREDENTIAL, data: { baseUrl: sandbox.baseUrl, apiKey: sandbox.demoApiKey } },
 			{ ...MAIL_CREDENTIAL, data: smtpCredentialData(mail) },
+			CHANNEL_CREDENTIAL,
 		]),
 	);
 	await timings.time('CLI import:workflow (test/e2e/workflows)', () =>
@@ -131,6 +145,23 @@ beforeAll(async () => {
 				type: TYPES.action,
 				parameters: { resource: 'order', operation: 'get', orderId: '1001' },
 				credentials: { marketplaceApi: { id: badId, name: badCredential.name } },
+			}),
+		);
+		await n8n.createWorkflow(
+			manualWorkflow(WF.connect, 'e2e: connect a brand with a channel account credential', {
+				name: 'Connect Amazon',
+				type: TYPES.action,
+				parameters: {
+					resource: 'saleChannel',
+					operation: 'connect',
+					brandId: { __rl: true, mode: 'id', value: '1' },
+					saleChannelName: 'Amazon',
+					additionalFields: { logInEmail: 'seller@example.com' },
+				},
+				credentials: {
+					...CRED_REF,
+					marketplaceSaleChannelApi: { id: CHANNEL_CREDENTIAL.id, name: CHANNEL_CREDENTIAL.name },
+				},
 			}),
 		);
 	});
@@ -187,7 +218,9 @@ describe('the package in n8n 2.41.1', () => {
 		const credentialTypes = (await (await n8n.fetch('/types/credentials.json')).json()) as Array<{
 			name: string;
 		}>;
-		expect(credentialTypes.map((c) => c.name)).toContain('marketplaceApi');
+		expect(credentialTypes.map((c) => c.name)).toEqual(
+			expect.arrayContaining(['marketplaceApi', 'marketplaceSaleChannelApi']),
+		);
 	});
 
 	test('credential test (POST /rest/credentials/test): passes with the demo key, fails with a bad one', async () => {
@@ -224,6 +257,46 @@ describe('the package in n8n 2.41.1', () => {
 			),
 		).toBe(true);
 		console.log(`[e2e] credential test with a bad key: ${refused.length} request(s) answered 401`);
+	});
+});
+
+describe('Sale Channel > Connect and the Marketplace Sale Channel Account credential', () => {
+	const secretsIn = (text: string) =>
+		Object.values(CHANNEL_SECRETS).filter((v) => text.includes(v));
+
+	test('a Connect run sends the secrets of the imported credential; the execution and the log hold none', async () => {
+		const since = await lastSeq();
+		const ex = await n8n.runWorkflow(WF.connect);
+		expect(ex.status).toBe('success');
+		const sent = await requestsOf('connectSaleChannel', since);
+		expect(sent.map((r) => [r.path, JSON.parse(r.body)])).toEqual([
+			[
+				'/v1/brands/1/sale-channels/connect',
+				{ saleChannelName: 'Amazon', logInEmail: 'seller@example.com', ...CHANNEL_SECRETS },
+			],
+		]);
+		expect(nodeOutput(ex as { data?: Json }, 'Connect Amazon')).toEqual([
+			expect.objectContaining({ brandId: 1, saleChannelName: 'Amazon', status: 'Connected' }),
+		]);
+		expect(secretsIn(JSON.stringify(ex))).toEqual([]);
+		expect(secretsIn(JSON.stringify(await n8n.rest('GET', `/workflows/${WF.connect}`)))).toEqual(
+			[],
+		);
+		expect(secretsIn(n8n.logs())).toEqual([]);
+	});
+
+	test("saving the credential runs the node's check (POST /rest/credentials/test): something to send, nothing sent", async () => {
+		const since = await lastSeq();
+		const test = async (data: Record<string, string>) =>
+			await n8n.rest<{ status: string; message: string }>('POST', '/credentials/test', {
+				credentials: { ...CHANNEL_CREDENTIAL, data },
+			});
+		expect(await test(CHANNEL_SECRETS)).toMatchObject({ status: 'OK' });
+		expect(await test({ apiKey: '', apiSecret: ' ', logInPassword: '' })).toEqual({
+			status: 'Error',
+			message: 'Nothing to send: fill in at least one of API Key, API Secret, Log In Password',
+		});
+		expect(await sandbox.control.requests(since)).toEqual([]);
 	});
 });
 

@@ -14,6 +14,7 @@ import type {
 } from 'n8n-workflow';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
+import { MarketplaceSaleChannelApi } from '../../credentials/MarketplaceSaleChannelApi.credentials';
 import { Marketplace } from '../../nodes/Marketplace/Marketplace.node';
 import { MarketplacePollingTrigger } from '../../nodes/MarketplacePollingTrigger/MarketplacePollingTrigger.node';
 import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
@@ -40,6 +41,7 @@ function sources(): string[] {
 }
 
 const credential = new MarketplaceApi();
+const credentials = [credential, new MarketplaceSaleChannelApi()];
 const descriptions = [
 	new Marketplace().description,
 	new MarketplaceTrigger().description,
@@ -179,7 +181,7 @@ describe("the node panel (n8n's UX guidelines)", () => {
 	const marketplace = [...everyProperty(descriptions[0].properties)];
 
 	test('English only: every name, description, hint, placeholder and action n8n shows', () => {
-		const shown: string[] = [credential.displayName];
+		const shown: string[] = credentials.map((c) => c.displayName);
 		for (const description of descriptions) {
 			shown.push(
 				description.displayName,
@@ -191,7 +193,7 @@ describe("the node panel (n8n's UX guidelines)", () => {
 					if (typeof property[key] === 'string' && (key !== 'name' || !('type' in property)))
 						shown.push(property[key] as string);
 		}
-		for (const property of everyProperty(credential.properties))
+		for (const property of credentials.flatMap((c) => [...everyProperty(c.properties)]))
 			for (const key of ['displayName', 'description', 'placeholder'])
 				if (typeof property[key] === 'string') shown.push(property[key] as string);
 		expect(shown.length).toBeGreaterThan(150);
@@ -203,6 +205,27 @@ describe("the node panel (n8n's UX guidelines)", () => {
 		).toEqual([]);
 	});
 
+	test('no secret is a node parameter: password fields only in credentials/, never in a node', () => {
+		// n8n keeps node parameters as plain text in the workflow, and an AI agent may set them ($fromAI)
+		const masked = descriptions.flatMap((d) =>
+			[...everyProperty(d.properties)]
+				.filter((p) => (p.typeOptions as { password?: boolean } | undefined)?.password)
+				.map((p) => `${d.name}: ${String(p.name)}`),
+		);
+		expect(masked).toEqual([]);
+		const inSources = sources()
+			.filter((file) => !file.startsWith('credentials/'))
+			.filter((file) => /\bpassword\s*:\s*true\b/.test(read(file)));
+		expect(inSources).toEqual([]);
+		// the channel account's secrets are there instead, each masked
+		const secrets = new MarketplaceSaleChannelApi().properties.filter((p) => p.type === 'string');
+		expect(secrets.map((p) => [p.name, p.typeOptions?.password])).toEqual([
+			['apiKey', true],
+			['apiSecret', true],
+			['logInPassword', true],
+		]);
+	});
+
 	test('pickers are resource locators that open on From List', () => {
 		const locators = marketplace.filter((p) => p.type === 'resourceLocator');
 		expect(locators.length).toBeGreaterThan(0);
@@ -212,10 +235,10 @@ describe("the node panel (n8n's UX guidelines)", () => {
 		}
 	});
 
-	test('placeholders with an example start with "e.g." (every node and the credential)', () => {
+	test('placeholders with an example start with "e.g." (every node and credential)', () => {
 		const examples = [
 			...descriptions.flatMap((d) => [...everyProperty(d.properties)]),
-			...everyProperty(credential.properties),
+			...credentials.flatMap((c) => [...everyProperty(c.properties)]),
 		]
 			.map((p) => p.placeholder)
 			.filter((p): p is string => typeof p === 'string' && !/^(Add|Select) /.test(p));

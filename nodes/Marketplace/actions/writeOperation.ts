@@ -7,6 +7,8 @@ import type { ItemOperation } from './operation';
 import { idempotencyKeyFor, requestSettings } from './readers';
 import { heldBackRecord, sampleCheck } from './sampleGuard';
 
+type WriteRequest = { pathParams?: Record<string, string | number>; body?: IDataObject };
+
 export interface WriteInput {
 	pathParams?: Record<string, string | number>;
 	body?: IDataObject;
@@ -24,10 +26,8 @@ export function writeOperation(spec: {
 	operation: string;
 	route: RouteName;
 	properties: INodeProperties[];
-	parse: (
-		ctx: IExecuteFunctions,
-		itemIndex: number,
-	) => { pathParams?: Record<string, string | number>; body?: IDataObject };
+	/** reads and checks the item's parameters (async when it reads a credential, as connect does) */
+	parse: (ctx: IExecuteFunctions, itemIndex: number) => WriteRequest | Promise<WriteRequest>;
 	/** turns the response body into output records (default: the body itself) */
 	present?: (body: IDataObject, input: WriteInput) => IDataObject[];
 	/**
@@ -44,9 +44,9 @@ export function writeOperation(spec: {
 	return {
 		kind: 'item',
 		description: forOperation(spec.resource, spec.operation, [...spec.properties, writeOptions]),
-		parse(itemIndex) {
+		async parse(itemIndex) {
 			return {
-				...spec.parse(this, itemIndex),
+				...(await spec.parse(this, itemIndex)),
 				idempotencyKey: idempotencyKeyFor(this, itemIndex),
 				settings: requestSettings(this, itemIndex),
 			};

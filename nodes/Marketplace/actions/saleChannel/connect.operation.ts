@@ -4,17 +4,19 @@ import { toBoolean, toText } from '../../../shared/validation';
 import { param } from '../readers';
 import { writeOperation } from '../writeOperation';
 import { brandProperty, pickedId } from '../pickers';
+import { channelSecrets } from './channelAccount';
 
-/** Body fields the connect operation accepts besides saleChannelName, with their labels; only those set are sent. */
+/**
+ * Body fields the connect operation takes from Additional Fields, with their labels; only those set
+ * are sent. The channel secrets (apiKey, apiSecret, logInPassword) come from the Marketplace Sale
+ * Channel Account credential instead (channelAccount.ts), so that no secret is a node parameter.
+ */
 const OPTIONAL_FIELDS: Record<string, string> = {
 	region: 'Region',
 	brandIdInSaleChannel: 'Brand ID in Sale Channel',
-	apiKey: 'API Key',
-	apiSecret: 'API Secret',
 	fulfillmentModel: 'Fulfillment Model',
 	isShared: 'Is Shared',
 	logInEmail: 'Log In Email',
-	logInPassword: 'Log In Password',
 	inventoryScope: 'Inventory Scope',
 };
 
@@ -40,24 +42,9 @@ export const connect = writeOperation({
 			type: 'collection',
 			placeholder: 'Add Field',
 			default: {},
-			description: 'Channel-specific inputs; only the ones you add are sent',
+			description:
+				"Channel-specific inputs; only the ones you add are sent. The channel account's secrets are in the Marketplace Sale Channel Account credential.",
 			options: [
-				{
-					displayName: 'API Key',
-					name: 'apiKey',
-					type: 'string',
-					typeOptions: { password: true },
-					default: '',
-					description: "The channel account's API key",
-				},
-				{
-					displayName: 'API Secret',
-					name: 'apiSecret',
-					type: 'string',
-					typeOptions: { password: true },
-					default: '',
-					description: "The channel account's API secret",
-				},
 				{
 					displayName: 'Brand ID in Sale Channel',
 					name: 'brandIdInSaleChannel',
@@ -92,15 +79,8 @@ export const connect = writeOperation({
 					type: 'string',
 					placeholder: 'e.g. nathan@example.com',
 					default: '',
-					description: 'Email of the channel account login',
-				},
-				{
-					displayName: 'Log In Password',
-					name: 'logInPassword',
-					type: 'string',
-					typeOptions: { password: true },
-					default: '',
-					description: 'Password of the channel account login',
+					description:
+						'Email of the channel account login; its password is in the Marketplace Sale Channel Account credential',
 				},
 				{
 					displayName: 'Region',
@@ -112,7 +92,7 @@ export const connect = writeOperation({
 			],
 		},
 	],
-	parse(ctx, itemIndex) {
+	async parse(ctx, itemIndex) {
 		const brandId = pickedId(ctx, 'brandId', itemIndex);
 		const saleChannelName = toText(
 			param(ctx, 'saleChannelName', itemIndex),
@@ -131,6 +111,7 @@ export const connect = writeOperation({
 			const value = toText(additional[name], field);
 			if (value !== undefined) body[name] = value;
 		}
+		Object.assign(body, await channelSecrets(ctx, itemIndex));
 		return { pathParams: { brandId }, body };
 	},
 });
