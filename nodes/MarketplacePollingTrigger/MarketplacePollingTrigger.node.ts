@@ -24,7 +24,6 @@ import {
 	minutes,
 	planPoll,
 	readPollState,
-	baselineOf,
 	toEventKinds,
 	type DetectedChange,
 	type OrderRecord,
@@ -35,14 +34,13 @@ import {
 const STATE_KEY = 'orderWatch';
 
 /**
- * Key of the workflow's static data that holds, per node id, the baseline of the node's first poll
- * with no state (`baselineOf`). Under n8n's durable poll scheduler a poll's node static data is saved
- * only with the poll's run or by a scheduled poll, never after the poll n8n makes at activation,
- * while the workflow's static data is saved after every activation. A later state-less poll starts
- * from the baseline, so orders created between the activation and the first saved poll are reported
- * rather than taken for old ones.
+ * Key of the workflow's static data that holds, per node id, the state of the node's first poll
+ * that reported nothing. Under n8n's durable poll scheduler the node's static data of the poll n8n
+ * makes at activation is dropped when that poll reports nothing, while the workflow's static data is
+ * saved after every activation; a poll without a state of its own starts from this one, so it knows
+ * the orders and statuses the activation saw.
  */
-const BASELINE_KEY = 'marketplacePollingBaseline';
+const FIRST_STATE_KEY = 'marketplacePollingFirstState';
 
 const MAX_LOOKBACK_DAYS = 90;
 const MAX_OVERLAP_MINUTES = 24 * 60;
@@ -84,12 +82,6 @@ function readTransportSettings(ctx: IPollFunctions): TransportSettings {
 	const budget: IPollFunctions['getPollBudgetMs'] | undefined = ctx.getPollBudgetMs;
 	return typeof budget === 'function' ? { ...settings, budgetMs: budget.call(ctx) } : settings;
 }
-
-/** The node's baselines, by node id, in the workflow's static data. */
-const baselinesOf = (ctx: IPollFunctions): IDataObject => {
-	const workflowData = ctx.getWorkflowStaticData('global');
-	return (workflowData[BASELINE_KEY] ?? {}) as IDataObject;
-};
 
 const toItems = (changes: DetectedChange[]): INodeExecutionData[] =>
 	changes.map(({ order, change }) => ({ json: { ...order, change } as IDataObject }));
@@ -293,24 +285,28 @@ export class MarketplacePollingTrigger implements INodeType {
 		}
 		const check = (async () => {
 			const staticData = this.getWorkflowStaticData('node');
-			const previous = readPollState(staticData[STATE_KEY]);
-			const recordsBaseline = previous === undefined && settings.firstStartMs === undefined;
-			const baselines = recordsBaseline ? baselinesOf(this) : {};
+			const workflowData = this.getWorkflowStaticData('global');
 			const nodeId = this.getNode().id;
-			const baseline = baselines[nodeId];
-			const watch = typeof baseline === 'number' ? { ...settings, baselineMs: baseline } : settings;
-			const plan = planPoll(previous, watch, nowMs);
+			const { [nodeId]: firstState, ...otherFirstStates } = (workflowData[FIRST_STATE_KEY] ??
+				{}) as IDataObject;
+			const own = readPollState(staticData[STATE_KEY]);
+			const previous = own ?? readPollState(firstState);
+			const plan = planPoll(previous, settings, nowMs);
 			// Errors (NodeApiError from the transport) propagate: n8n fails the activation on the first
 			// poll and reports later ones as failed trigger runs. The state is left as it was, so the
 			// next successful poll covers the gap.
 			const orders = await listOrders(plan.startMs);
-			const { changes, state } = detectChanges(previous, orders, plan, watch, nowMs);
+			const { changes, state } = detectChanges(previous, orders, plan, settings, nowMs);
 			staticData[STATE_KEY] = state as unknown as IDataObject;
-			if (recordsBaseline && baseline === undefined) {
-				this.getWorkflowStaticData('global')[BASELINE_KEY] = {
-					...baselines,
-					[nodeId]: baselineOf(orders, plan),
+			// A poll that reports changes hands its state to n8n with its run, and a first state written
+			// with them could outlive a run n8n never started.
+			if (previous === undefined && changes.length === 0) {
+				workflowData[FIRST_STATE_KEY] = {
+					...otherFirstStates,
+					[nodeId]: state as unknown as IDataObject,
 				};
+			} else if (own !== undefined && firstState !== undefined) {
+				workflowData[FIRST_STATE_KEY] = otherFirstStates;
 			}
 			return changes.length > 0 ? [toItems(changes)] : null;
 		})();

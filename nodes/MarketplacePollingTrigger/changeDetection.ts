@@ -53,11 +53,6 @@ export interface WatchSettings {
 	overlapMs: number;
 	/** first run only: report orders created at or after this time (ms); undefined: from now */
 	firstStartMs?: number;
-	/**
-	 * With no state: the baseline an earlier state-less poll recorded (`baselineOf`, ms on the
-	 * service's clock). Orders created after it are new; undefined: this is the first poll.
-	 */
-	baselineMs?: number;
 	/** upper bound of tracked orders */
 	maxTracked: number;
 }
@@ -119,9 +114,6 @@ export function planPoll(
 		if (settings.firstStartMs !== undefined) {
 			windowStart = settings.firstStartMs;
 			reportNewFromMs = settings.firstStartMs;
-		} else if (settings.baselineMs !== undefined) {
-			windowStart = Math.min(settings.baselineMs, nowMs) - settings.overlapMs;
-			reportNewFromMs = settings.baselineMs + 1;
 		} else {
 			windowStart = nowMs - settings.overlapMs;
 			reportNewFromMs = Infinity;
@@ -240,17 +232,6 @@ export function detectChanges(
 	};
 	if (evictedUpTo !== undefined) state.evictedUpTo = evictedUpTo;
 	return { changes, state };
-}
-
-/**
- * What the first poll with no state saw, as a time on the service's clock: the newest order's
- * createdAt, or just before the window when it saw none. A later state-less poll reports the orders
- * created after it, whatever the difference between the host's clock and the service's.
- */
-export function baselineOf(orders: readonly OrderRecord[], plan: PollPlan): number {
-	let newest = plan.startMs - 1;
-	for (const order of orders) newest = Math.max(newest, timeOf(order.createdAt) ?? newest);
-	return newest;
 }
 
 /** The previous state from static data, or undefined when absent or of another shape. */

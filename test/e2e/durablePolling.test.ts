@@ -3,13 +3,15 @@
  * 2.41.1 (N8N_SCHEDULER_ENABLED, N8N_SCHEDULER_POLL_TRIGGERS_ENABLED and
  * N8N_POLLER_DURABLE_CURSORS_ENABLED true; all three are off by default). The same promises as on
  * n8n's default scheduler (marketplace.test.ts): every new order and every status change once, from
- * the activation on, across a failed poll and a restart.
+ * the activation on, across a failed poll and a restart; the status change of an order made minutes
+ * before the activation too.
  *
  *   .ci/with-node24 npm run build && .ci/with-node24 npx jest -c test/e2e/jest.config.js test/e2e/durablePolling.test.ts
  */
 import { resolve } from 'node:path';
 
 import { startSandbox, type SandboxHandle } from '../sandbox';
+import { call } from '../sandbox/testkit';
 import { DEMO_CREDENTIAL } from './dev';
 import { executionsOf, nodeOutput, stopKeepingLog, Timings, waitFor } from './kit';
 import { startN8n, type N8nHandle, type PublicApi } from './n8n';
@@ -25,6 +27,7 @@ const DURABLE = {
 };
 const NEW_ORDERS = { id: 'e2eDurableNew001', node: 'New Orders' };
 const STATUS = { id: 'e2eDurableStat01', node: 'Status Changes' };
+const CHANGES = { id: 'e2eDurableChng01', node: 'Order Changes' };
 
 const timings = new Timings();
 let sandbox: SandboxHandle;
@@ -102,6 +105,13 @@ afterAll(async () => {
 
 describe("Marketplace Polling Trigger under n8n's durable poll scheduler", () => {
 	const orders = { beforeActivation: 0, afterActivation: 0, changed: 0, duringFault: 0 };
+	/** Orders made minutes before Order Changes is activated: first, as the sandbox's clock only moves forward. */
+	const old = { packed: 0, cancelled: 0, made: 0 };
+
+	beforeAll(async () => {
+		old.packed = (await sandbox.control.createOrder({ brandId: 1 })).order.id;
+		old.cancelled = (await sandbox.control.createOrder({ brandId: 1 })).order.id;
+	});
 
 	test('orders made after the activation but before the first scheduled poll are reported once; older ones never', async () => {
 		orders.beforeActivation = (await sandbox.control.createOrder({ brandId: 1 })).order.id;
@@ -135,7 +145,7 @@ describe("Marketplace Polling Trigger under n8n's durable poll scheduler", () =>
 		// the durable path is the one that ran: n8n keeps the node's cursor out of the workflow's static data
 		const staticData = (await n8n.rest<Json>('GET', `/workflows/${NEW_ORDERS.id}`)).staticData;
 		expect(JSON.stringify(staticData ?? {})).not.toContain('orderWatch');
-		expect(JSON.stringify(staticData ?? {})).toContain('marketplacePollingBaseline');
+		expect(JSON.stringify(staticData ?? {})).toContain('marketplacePollingFirstState');
 	});
 
 	test('a status change made before the first scheduled poll is reported once', async () => {
@@ -158,11 +168,53 @@ describe("Marketplace Polling Trigger under n8n's durable poll scheduler", () =>
 		expect(countOf(items, orders.duringFault)).toBe(1);
 	});
 
+	test('an order made before the activation and packed after it: the first scheduled poll reports Created -> Packed, with the order made meanwhile', async () => {
+		const second = Math.floor((Date.now() + 25_000) / 1000) % 60;
+		await n8n.createWorkflow(
+			pollingWorkflow(CHANGES, second, {
+				events: ['created', 'statusChanged'],
+				lookbackDays: 1,
+				filters: { brandIds: '1' },
+			}),
+		);
+		await timings.time('activate Order Changes', async () => {
+			await api.activateWorkflow(CHANGES.id);
+			await n8n.waitForActivation(CHANGES.id);
+		});
+		const packing = await call(sandbox, 'POST', '/v1/fulfillment/orders/packed', {
+			body: { orderIds: [old.packed] },
+		});
+		expect(packing.body).toEqual({
+			results: [{ orderId: old.packed, success: true, status: 'Packed' }],
+		});
+		old.made = (await sandbox.control.createOrder({ brandId: 1 })).order.id;
+
+		await timings.time('first scheduled poll of Order Changes reports', () =>
+			waitForReported(CHANGES, [old.made]),
+		);
+		const [first, ...later] = (await executionsOf(api, CHANGES.id)).filter(
+			(e) => e.mode === 'trigger',
+		);
+		expect(later).toEqual([]);
+		expect(nodeOutput(first, CHANGES.node).map((o) => [o.id, o.change])).toEqual([
+			[
+				old.packed,
+				expect.objectContaining({
+					kind: 'statusChanged',
+					status: 'Packed',
+					previousStatus: 'Created',
+				}),
+			],
+			[old.made, expect.objectContaining({ kind: 'created', status: 'Created' })],
+		]);
+	});
+
 	test('an order made while n8n is down is reported once after the restart; nothing is reported twice', async () => {
 		let whileDown = 0;
 		await timings.time('restart', () =>
 			n8n.restart(async () => {
 				whileDown = (await sandbox.control.createOrder({ brandId: 5 })).order.id;
+				await sandbox.control.cancelOrder(old.cancelled);
 			}),
 		);
 		const items = await timings.time('poll after the restart reports', () =>
@@ -174,5 +226,18 @@ describe("Marketplace Polling Trigger under n8n's durable poll scheduler", () =>
 			expect.arrayContaining([orders.afterActivation, orders.duringFault, whileDown]),
 		);
 		await api.deactivateWorkflow(NEW_ORDERS.id);
+	});
+
+	test('Order Changes after the restart: the change made while n8n was down once, every earlier change still once', async () => {
+		const items = await timings.time('Order Changes after the restart reports', () =>
+			waitForReported(CHANGES, [old.cancelled]),
+		);
+		expect(items.map((o) => [o.id, o.change.status])).toEqual([
+			[old.packed, 'Packed'],
+			[old.made, 'Created'],
+			[old.cancelled, 'Cancelled'],
+		]);
+		expect(items[2].change).toMatchObject({ kind: 'statusChanged', previousStatus: 'Created' });
+		await api.deactivateWorkflow(CHANGES.id);
 	});
 });

@@ -14,6 +14,7 @@ import { SteppedClock } from '../action/clock';
 import { createPollHarness, type PollHarness } from '../engine/harness';
 import { startSandbox, type SandboxHandle } from '../sandbox';
 import type { LoggedRequest } from '../sandbox/requestLog';
+import { call } from '../sandbox/testkit';
 
 const node = new MarketplacePollingTrigger();
 const credentialType = new MarketplaceApi();
@@ -64,6 +65,13 @@ const ids = (items: INodeExecutionData[]) => items.map((i) => i.json.id);
 const changes = (items: INodeExecutionData[]) => items.map((i) => [i.json.id, i.json.change]);
 const queryOf = (request: LoggedRequest) => new URLSearchParams(request.rawQuery);
 
+/** The first states the node keeps in the workflow's static data (for n8n's durable poll scheduler). */
+const firstStates = (harness: PollHarness) =>
+	Object.values(
+		((harness.workflowStaticData.global as IDataObject | undefined)?.marketplacePollingFirstState ??
+			{}) as IDataObject,
+	);
+
 async function inScopeOrders(): Promise<Order[]> {
 	return (await sandbox.control.state<Order>('orders')).filter((o) => o.brandId <= 5);
 }
@@ -76,6 +84,7 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		const first = await pollWithRequests(poller);
 		expect(first.items).toEqual([]);
 		expect(first.requests).toHaveLength(1);
+		expect(firstStates(poller)).toEqual([poller.staticData.orderWatch]);
 		expect(first.requests[0]).toMatchObject({ method: 'GET', path: '/v1/orders', status: 200 });
 		const firstStart = Date.parse(queryOf(first.requests[0]).get('startDate')!);
 		expect(Date.now() - firstStart).toBeGreaterThanOrEqual(10 * 60_000);
@@ -447,6 +456,7 @@ describe('Marketplace Polling Trigger (engine + sandbox)', () => {
 		const inWindow = (await inScopeOrders()).filter((o) => Date.parse(o.createdAt) >= start);
 		expect(Object.keys(seen).map(Number).sort()).toEqual(inWindow.map((o) => o.id).sort());
 		expect(inWindow.length).toBeLessThan((await inScopeOrders()).length);
+		expect(firstStates(poller)).toEqual([]);
 	});
 });
 
@@ -478,6 +488,43 @@ describe("Marketplace Polling Trigger under n8n's durable poll scheduler (engine
 			[order.id, expect.objectContaining({ kind: 'statusChanged', status: 'Cancelled' })],
 		]);
 		expect(await poller.poll('trigger', 'update')).toBeNull();
+	});
+
+	test('an order made before the activation and packed after it: the first scheduled poll reports Created -> Packed once, with the order made meanwhile', async () => {
+		const poller = durableTrigger({
+			events: ['created', 'statusChanged'],
+			lookbackDays: 1,
+			filters: { brandIds: '3' },
+		});
+		const [packed, untouched] = [
+			(await sandbox.control.createOrder({ brandId: 3 })).order as Order,
+			(await sandbox.control.createOrder({ brandId: 3 })).order as Order,
+		];
+		expect(await activate(poller)).toBeNull();
+		expect(poller.cursor).toEqual({});
+		const packing = await call(sandbox, 'POST', '/v1/fulfillment/orders/packed', {
+			body: { orderIds: [packed.id] },
+		});
+		expect(packing.status).toBe(200);
+		const made = (await sandbox.control.createOrder({ brandId: 3 })).order as Order;
+
+		expect(changes((await poller.poll('trigger', 'update'))?.[0] ?? [])).toEqual([
+			[
+				packed.id,
+				expect.objectContaining({
+					kind: 'statusChanged',
+					status: 'Packed',
+					previousStatus: 'Created',
+				}),
+			],
+			[made.id, expect.objectContaining({ kind: 'created', status: 'Created' })],
+		]);
+		expect(await poller.poll('trigger', 'update')).toBeNull();
+		expect(firstStates(poller)).toEqual([]);
+		await sandbox.control.cancelOrder(untouched.id);
+		expect(changes((await poller.poll('trigger', 'update'))?.[0] ?? [])).toEqual([
+			[untouched.id, expect.objectContaining({ status: 'Cancelled', previousStatus: 'Created' })],
+		]);
 	});
 
 	test('a failed scheduled poll commits nothing; the next one reports the order once', async () => {
