@@ -43,14 +43,9 @@ import {
 	type TransportContext,
 	type TransportSettings,
 } from '../shared/transport/request';
-import type { EndpointMemory, KeyToSave } from './memory';
-import {
-	caughtUpKeptUntil,
-	ORDER_CREATED,
-	orderKey,
-	type EndpointStore,
-	type MissedEventsNotice,
-} from './store';
+import type { EndpointMemory } from './memory';
+import { ORDER_CREATED, orderKey } from './once';
+import type { EndpointStore, MissedEventsNotice } from './store';
 
 /** Orders created this close before the delivery that catches up may have a delivery under way (answers take up to 10 s). */
 export const IN_FLIGHT_MS = 15_000;
@@ -123,7 +118,7 @@ export function dueWindow(
  */
 function readAgainAt(store: EndpointStore, memory: EndpointMemory, nowMs: number): number {
 	const left = memory.marginKeys.some(
-		(key) => !store.ran('orders', key, nowMs) && !store.ran('seen', key, nowMs),
+		(key) => !store.isKnown('orders', key, nowMs) && !store.isKnown('seen', key, nowMs),
 	);
 	return memory.backlog || left ? memory.lastReadAt + CATCH_UP_INTERVAL_MS : Infinity;
 }
@@ -197,8 +192,8 @@ export async function catchUpOrders(
 		.filter(
 			({ at, key }) =>
 				at >= window.from &&
-				!store.ran('seen', key, nowMs) &&
-				!store.ran('orders', key, nowMs) &&
+				!store.isKnown('seen', key, nowMs) &&
+				!store.isKnown('orders', key, nowMs) &&
 				!memory.inFlight.has(key),
 		);
 	memory.lastReadAt = nowMs;
@@ -232,13 +227,4 @@ export async function catchUpOrders(
 		events: taken.map(({ order }) => caughtUpEvent(order, { from: window.from, to }, withCurrent)),
 		to,
 	};
-}
-
-/** The keys of caught-up orders: kept in `seen` as long as the service may still deliver their event. */
-export function caughtUpKeys(caughtUp: IDataObject[], nowMs: number): KeyToSave[] {
-	return caughtUp.map((item) => ({
-		section: 'seen',
-		key: orderKey((item.data as IDataObject).orderId),
-		untilMs: caughtUpKeptUntil(Date.parse(String(item.createdAt)), nowMs),
-	}));
 }

@@ -8,7 +8,7 @@
  *        when one is due (catchUp.ts `checkDue`) --> read the credential as it is now --> ask the
  *        service for a test delivery
  *        reached: webhook() catches up the window due with the static data as saved (receive.ts
- *                 `catchUpNow`) and hands the missed orders to a run
+ *                 `catchUpOnCheckDelivery`) and hands the missed orders to a run
  *        not reached (deliveries fail), in a process that receives deliveries (regular mode): this
  *                 process reads the orders itself and emits the ones it does not know as a run; the
  *                 run's check of n8n's deduplication store (run.ts) keeps out any that ran already
@@ -27,11 +27,12 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { normaliseEventTypes } from '../shared/routes';
 import { CREDENTIAL_TYPE, type TransportSettings } from '../shared/transport/request';
 import { isTransient, readFailure } from '../shared/transport/transportErrors';
-import { catchUpOrders, caughtUpKeys, checkDue, dueWindow, QUIET_CHECK_MS } from './catchUp';
+import { catchUpOrders, checkDue, dueWindow, QUIET_CHECK_MS } from './catchUp';
 import { LIFECYCLE_TRANSPORT } from './lifecycle';
 import type { EndpointMemory, TriggerProcess } from './memory';
 import { judgeDelivery, testDelivery } from './reachability';
-import { EndpointStore, ORDER_CREATED } from './store';
+import { caughtUpKeys, ORDER_CREATED } from './once';
+import { EndpointStore } from './store';
 
 interface CheckOptions {
 	catchUpMissedOrders?: boolean;

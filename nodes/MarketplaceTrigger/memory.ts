@@ -58,14 +58,16 @@ export const DEFAULT_SETTINGS: TriggerSettings = {
 /** n8n's cron wakes trigger()'s catch-up check this often; most wakes find nothing due and send nothing. */
 export const WAKE_EXPRESSION = '*/20 * * * * *';
 
+/**
+ * A key to accept: into `seen` until it expires, or into `orders` with its order's creation time
+ * (kept until the cursor passes it).
+ */
+export type KeyToSave =
+	| { section: 'seen'; key: string; expiresAt: number }
+	| { section: 'orders'; key: string; createdAt: number };
+
 /** A key this process accepted and has not yet read back from the static data (TriggerSettings.confirmAfterMs). */
-export interface PendingKey {
-	section: KeySection;
-	key: string;
-	/** `seen`: kept until then; `orders`: the order's creation time (kept until the cursor passes it) */
-	untilMs: number;
-	acceptedAt: number;
-}
+export type PendingKey = KeyToSave & { acceptedAt: number };
 
 /** Deliveries refused since the last accepted event (reported on that event's item). */
 export interface Refusals {
@@ -109,7 +111,7 @@ export class EndpointMemory {
 	/** True when this process added `key` to `section` and it is not confirmed (a `seen` key only until it expires). */
 	isPending(section: KeySection, key: string, nowMs: number): boolean {
 		const entry = this.pending.get(pendingName(section, key));
-		return entry !== undefined && (section === 'orders' || entry.untilMs > nowMs);
+		return entry !== undefined && (entry.section === 'orders' || entry.expiresAt > nowMs);
 	}
 
 	/** Marks `keys` as being processed (a delivery of one of them waits); returns what ends that. */
@@ -125,13 +127,10 @@ export class EndpointMemory {
 
 	/** Adds keys this process accepted at `nowMs`. */
 	accept(keys: KeyToSave[], nowMs: number): void {
-		for (const { section, key, untilMs } of keys)
-			this.pending.set(pendingName(section, key), { section, key, untilMs, acceptedAt: nowMs });
+		for (const one of keys)
+			this.pending.set(pendingName(one.section, one.key), { ...one, acceptedAt: nowMs });
 	}
 }
-
-/** A key to record: its section and until when it is kept (`orders`: the order's creation time). */
-export type KeyToSave = Pick<PendingKey, 'section' | 'key' | 'untilMs'>;
 
 /** The name a key is pending under: the same key may be pending in both sections. */
 export function pendingName(section: KeySection, key: string): string {

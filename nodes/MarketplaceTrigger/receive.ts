@@ -4,21 +4,20 @@
  * 1. verify: the Standard Webhooks signature over the raw body bytes, with the record's secret(s);
  *    a failure is answered 401 and starts nothing (refusals.ts says what to check).
  * 2. what kind of message: webhook.test on a test URL gets a sample (sample.ts); on the production
- *    URL it is the catch-up check trigger() asked the service for (catchUpCheck.ts), so the orders a
- *    gap lost are read here, with the static data as saved (`catchUpNow`); types not subscribed get 2xx.
+ *    URL it is the check delivery: the round trip through the service that trigger()'s catch-up check
+ *    asks for (catchUpCheck.ts), so that the orders a gap lost are read here, in a request, whose
+ *    static data n8n loads and saves (`catchUpOnCheckDelivery`); types not subscribed get 2xx.
  * 3. the event (`acceptEvent`):
- *    a. duplicate? by its delivery key (and an order.created by its order key) against the store and
- *       this process's pending keys; concurrent copies in this process wait for the first. 2xx, no run.
+ *    a. known? (once.ts `knownAs`): its delivery key, or an order.created's order key as a caught-up
+ *       order; concurrent copies in this process wait for the first (`waitAndHold`). 2xx, no run.
  *    b. enrich: the current state (option), and the orders a gap may have lost (catchUp.ts). A
  *       transient failure is answered 503 and nothing is added, so the service's retry is processed.
- *    c. record: the keys go into the store and this process's pending keys.
+ *    c. accept (once.ts `accept`): the keys go into the static data and this process's pending keys.
  *    d. hand over: the items go to a run, and the run answers the service once it has started
  *       (run.ts), so the service is paced to what n8n can start.
  *
- * Every request ends in `saveAndHandOver`, the one place that decides what n8n saves: its result says
- * `noWebhookResponse`, and for such a result n8n saves the static data the request changed before it
- * starts a run (n8n 2.41.1 saves nothing webhook() changed when n8n itself answers after starting
- * the run). So the static data never waits for a request of the trigger's own.
+ * Every request ends in once.ts `saveStaticData`: n8n saves the static data the request changed, then
+ * starts the run with its items, if any.
  */
 import type {
 	IDataObject,
@@ -33,25 +32,23 @@ import { apiRequest } from '../shared/transport/request';
 import { isTransient, readFailure } from '../shared/transport/transportErrors';
 import { verifyWebhook, type VerifyFailure } from '../shared/webhookVerifier';
 import { WITHIN_ANSWER_LIMIT } from './answerLimit';
+import { catchUpOrders, dueWindow, IN_FLIGHT_MS, type CatchUpWindow } from './catchUp';
+import type { EndpointMemory, TriggerProcess } from './memory';
 import {
-	catchUpOrders,
+	accept,
 	caughtUpKeys,
-	dueWindow,
-	IN_FLIGHT_MS,
-	type CatchUpWindow,
-} from './catchUp';
-import type { EndpointMemory, KeyToSave, TriggerProcess } from './memory';
-import { recoverSecret, refuse } from './refusals';
-import { sampleItems } from './sample';
-import {
 	deliveryKey,
 	deliveryKeptUntil,
-	EndpointStore,
+	keysToAccept,
+	knownAs,
 	ORDER_CREATED,
 	orderKey,
-	SECRET_OVERLAP_MS,
-	type MissedEventsNotice,
-} from './store';
+	saveStaticData,
+	waitAndHold,
+} from './once';
+import { recoverSecret, refuse } from './refusals';
+import { sampleItems } from './sample';
+import { EndpointStore, SECRET_OVERLAP_MS, type MissedEventsNotice } from './store';
 
 export const TEST_EVENT_TYPE = 'webhook.test';
 
@@ -160,9 +157,14 @@ export function receiveWith(getTriggerProcess: () => TriggerProcess) {
 		const subscribed: string[] = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
 		if (event.type === TEST_EVENT_TYPE) {
 			const sample = await sampleItems(this, event, subscribed, options);
-			if (sample) return saveAndHandOver(d, sample);
+			if (sample) return saveStaticData(d.store, d.now, sample);
 			if (options.emitTestEvents !== true)
-				return await catchUpNow(d, options, subscribed, triggerProcess.activating.has(url));
+				return await catchUpOnCheckDelivery(
+					d,
+					options,
+					subscribed,
+					triggerProcess.activating.has(url),
+				);
 		} else if (!subscribed.includes(event.type)) {
 			return acknowledge(d, 'event-type-not-subscribed', { type: event.type });
 		}
@@ -190,14 +192,10 @@ async function acceptEvent(
 	let releaseCaughtUp = () => {};
 	try {
 		// a. duplicate? (of the delivery, or of an order a catch-up brought)
-		const duplicate = store.ran('seen', key, now)
-			? 'duplicate'
-			: order && store.ran('seen', order, now)
-				? 'order-caught-up'
-				: undefined;
+		const duplicate = knownAs(store, key, order, now);
 		if (duplicate) {
 			// the service sent it again, so it did not get an answer: keep it from this attempt on
-			store.add({ section: 'seen', key, untilMs: deliveryKeptUntil(event.createdAt, now) });
+			store.add({ section: 'seen', key, expiresAt: deliveryKeptUntil(event.createdAt, now) });
 			return acknowledge(d, duplicate, {
 				id: webhookId,
 				...(duplicate === 'order-caught-up' ? { orderId: event.data.orderId as number } : {}),
@@ -246,7 +244,8 @@ async function acceptEvent(
 		}
 
 		// c. record: the keys this run makes known, into the store and this process's pending keys
-		recordKeys(d, keysOf(event, key, order && catchUp ? order : undefined, caught.items, now));
+		const keys = keysToAccept(event, key, order && catchUp ? order : undefined, caught.items, now);
+		accept(store, memory, keys, production, now);
 
 		// d. emit
 		const json = itemOf(d, event, state, options);
@@ -260,7 +259,7 @@ async function acceptEvent(
 			...caught.items.map((item) => ({ json: { ...item, notice: json.notice } })),
 			{ json },
 		];
-		return saveAndHandOver(d, items);
+		return saveStaticData(d.store, d.now, items);
 	} finally {
 		releaseCaughtUp();
 		release();
@@ -274,7 +273,7 @@ async function acceptEvent(
  * delivery's (step 3b) and its orders go to a run; with none due, or the catch-up off, it is answered
  * 2xx and starts nothing.
  */
-async function catchUpNow(
+async function catchUpOnCheckDelivery(
 	d: Delivery,
 	options: ReceiveOptions,
 	subscribed: string[],
@@ -303,12 +302,13 @@ async function catchUpNow(
 		if ('retryLater' in caught) return answer(d, 503, caught.retryLater);
 		if (caught.items.length === 0)
 			return acknowledge(d, 'test-event', { ...testEvent, ...caught.note });
-		recordKeys(d, caughtUpKeys(caught.items, now));
+		accept(store, memory, caughtUpKeys(caught.items, now), true, now);
 		// the notice goes with the orders it explains; with none, the next event shows it
 		const notice = noticeDue && { ...noticeDue, ...caught.note };
 		if (noticeDue) noticeShown(d, noticeDue);
-		return saveAndHandOver(
-			d,
+		return saveStaticData(
+			store,
+			now,
 			caught.items.map((item) => ({
 				json: notice ? { ...item, notice: notice as unknown as IDataObject } : item,
 			})),
@@ -331,29 +331,6 @@ function noticeShown(d: Delivery, notice: MissedEventsNotice): void {
 	d.memory.shownNotices.add(notice.reEnabledAt);
 	delete d.store.record!.missedEvents;
 	d.store.recordChanged();
-}
-
-/** Step 3c: the keys go into the store and, on the production URL, this process's pending keys. */
-function recordKeys(d: Delivery, keys: KeyToSave[]): void {
-	for (const one of keys) d.store.add(one);
-	if (d.ctx.getMode() === 'webhook') d.memory.accept(keys, d.now);
-}
-
-/** The keys a run of `event` makes known: its delivery, its order (with the catch-up on), the orders it caught up. */
-function keysOf(
-	event: EventEnvelope,
-	key: string,
-	order: string | undefined,
-	caughtUp: IDataObject[],
-	nowMs: number,
-): KeyToSave[] {
-	const keys: KeyToSave[] = [
-		{ section: 'seen', key, untilMs: deliveryKeptUntil(event.createdAt, nowMs) },
-	];
-	const createdAt = Date.parse(event.createdAt);
-	if (order && Number.isFinite(createdAt))
-		keys.push({ section: 'orders', key: order, untilMs: createdAt });
-	return [...keys, ...caughtUpKeys(caughtUp, nowMs)];
 }
 
 /** What step 3b's catch-up brought: caught-up order items and what the notice says of them, or a 503 to answer. */
@@ -417,33 +394,15 @@ function itemOf(
 	return json;
 }
 
-/**
- * The end of every request: what the store changed goes into the static data, and the result says
- * `noWebhookResponse`, for which n8n saves the static data before anything else (and before the run,
- * when there are `items`). A request that answered already starts no run; one with items leaves the
- * answer to its run (run.ts), which sends it once the run has started.
- */
-function saveAndHandOver(d: Delivery, items?: INodeExecutionData[]): IWebhookResponseData {
-	d.store.writeBack(d.now);
-	return items ? { noWebhookResponse: true, workflowData: [items] } : { noWebhookResponse: true };
-}
-
 /** Answers the request now (it starts no run), then ends it like every request. */
 function answer(d: Delivery, status: number, body: IDataObject): IWebhookResponseData {
 	d.ctx.getResponseObject().status(status).json(body);
-	return saveAndHandOver(d);
+	return saveStaticData(d.store, d.now);
 }
 
 /** 2xx for a delivery that starts nothing. */
 function acknowledge(d: Delivery, reason: string, extra: IDataObject = {}): IWebhookResponseData {
 	return answer(d, 200, { received: true, ignored: reason, ...extra });
-}
-
-/** Waits while a request of this process processes one of `keys`, then holds them; returns what releases them. */
-async function waitAndHold(memory: EndpointMemory, keys: string[]): Promise<() => void> {
-	const running = () => keys.map((k) => memory.inFlight.get(k)).find(Boolean);
-	for (let other = running(); other; other = running()) await other;
-	return memory.hold(keys);
 }
 
 /**

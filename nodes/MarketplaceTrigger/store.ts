@@ -9,32 +9,19 @@
  *   ("Listen for test event") never overwrite each other.
  * - record (`endpoints[url]`): the endpoint's id, signing secret(s), event types, the missed-events
  *   notice still to show, and when a delivery was last verified.
- * - key: 12 characters, the start of a SHA-256 digest: a delivery key (of the `webhook-id` header,
- *   which the service makes equal to the event's `id`) or an order key (of `order.created#<orderId>`).
- *   The item a run gets carries the event's own `id`, never a key.
- * - seen (`seen[url]`): keys of what ran: delivery keys, and order keys of caught-up orders. Each
- *   is kept until an expiry: as long as the service could still deliver that event again.
- * - orders (`orders[url]`): order keys of orders whose order.created delivery ran. Each is kept, with
- *   the order's creation time, until the cursor passes that time.
- * - cursor (`caughtUpTo[url]`, the service's clock, Unix ms): every order created before it ran or was
- *   caught up. This process's newest cursor is in its memory (memory.ts) until a save takes it.
+ * - key, seen, orders, cursor, pending, confirmed: the facts that keep each event once, in the table
+ *   at the top of once.ts (what each holds, for how long, who writes and reads it).
  * - missed window (`missed[url]`): a Disabled endpoint that deactivation deleted, told on the first
  *   event after the next activation.
- * - pending key (memory.ts): a key this process accepted and has not yet confirmed: it goes into every
- *   static data this process writes, since a save of another process may have dropped it.
- * - confirmed: read back from the static data by a request that began TriggerSettings.confirmAfterMs
- *   after the key was accepted, when no older copy can be saved over it any more.
  *
  * `endpoints` is removed on deactivation; the other sections stay, so a workflow published again picks
  * up where it stopped.
  */
-import { createHash, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 
 import { isRecord } from '../shared/isRecord';
 import { signingKey } from '../shared/webhookVerifier';
-import type { EndpointMemory, KeySection, PendingKey } from './memory';
-
-export const ORDER_CREATED = 'order.created';
+import type { EndpointMemory, KeySection, KeyToSave } from './memory';
 
 /** After a rotation the service signs with the previous secret too, for 24 hours. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
@@ -102,30 +89,6 @@ function writeEntry(data: Bag, name: SectionName, url: string, value: unknown): 
 	data[name] = entries;
 }
 
-/** The delivery key of a `webhook-id` (72 bits of its SHA-256: two of 10,000 keys collide with a probability of about 1e-14). */
-export function deliveryKey(webhookId: string): string {
-	return createHash('sha256').update(webhookId).digest('base64url').slice(0, KEY_LENGTH);
-}
-
-/** The order key of an order: kept once its order.created event ran or it was caught up. */
-export function orderKey(orderId: unknown): string {
-	return deliveryKey(`${ORDER_CREATED}#${String(orderId)}`);
-}
-
-/** Until when a delivery key accepted at `nowMs` is kept: as long as the service could send that event again. */
-export function deliveryKeptUntil(eventCreatedAt: string, nowMs: number): number {
-	return nowMs + retentionFor(nowMs - Date.parse(eventCreatedAt));
-}
-
-/** Until when a caught-up order's key is kept in `seen`: as long as the service may still deliver its event. */
-export function caughtUpKeptUntil(createdAtMs: number, nowMs: number): number {
-	// the service may deliver an event until its last retry, about 42 hours after it was created
-	const retryHorizon =
-		RETRY_GAPS_MS.reduce((sum, gap) => sum + gap, 0) + CLOCK_TOLERANCE_MS + RETENTION_SLACK_MS;
-	const created = Number.isFinite(createdAtMs) ? createdAtMs : nowMs;
-	return Math.max(created + retryHorizon, nowMs + retentionFor(Infinity));
-}
-
 /**
  * One request's view of the static data of one endpoint: read once when the request begins, and
  * written back, section by section, only where it changed (every write makes n8n save the whole
@@ -165,7 +128,7 @@ export class EndpointStore {
 	/**
 	 * Reads the endpoint's sections of `data`. With this process's `memory` of the endpoint, the view
 	 * also holds what the process knows and a save has not taken yet: its newer cursor, a notice it
-	 * already showed (gone), when it last verified a delivery; `ran` also answers from its pending keys.
+	 * already showed (gone), when it last verified a delivery; `isKnown` also answers from its pending keys.
 	 */
 	static read(
 		data: Bag,
@@ -201,8 +164,8 @@ export class EndpointStore {
 			if (pending.acceptedAt > acceptedBefore) continue;
 			const held =
 				pending.section === 'seen'
-					? this.seen.has(pending.key, pending.untilMs - 1)
-					: this.orders.includes(pending.key) || (this.cursor ?? -Infinity) > pending.untilMs;
+					? this.seen.has(pending.key, pending.expiresAt - 1)
+					: this.orders.includes(pending.key) || (this.cursor ?? -Infinity) > pending.createdAt;
 			if (held) memory.pending.delete(name);
 		}
 	}
@@ -238,14 +201,15 @@ export class EndpointStore {
 	}
 
 	/** True when `key` ran: in `seen` until its expiry, in `orders` until the cursor passes it; or pending in this process. */
-	ran(section: KeySection, key: string, nowMs: number): boolean {
+	isKnown(section: KeySection, key: string, nowMs: number): boolean {
 		if (this.memory?.isPending(section, key, nowMs)) return true;
 		return section === 'seen' ? this.seen.has(key, nowMs) : this.orders.includes(key);
 	}
 
-	/** Adds one key: to `seen` until `untilMs`, or to `orders` with its order's creation time. */
-	add(key: Pick<PendingKey, 'section' | 'key' | 'untilMs'>): void {
-		if (this.keys(key.section).keep(key.key, key.untilMs)) this.changed.add(key.section);
+	/** Adds one key: to `seen` until it expires, or to `orders` with its order's creation time. */
+	add(one: KeyToSave): void {
+		const minute = one.section === 'seen' ? one.expiresAt : one.createdAt;
+		if (this.keys(one.section).keep(one.key, minute)) this.changed.add(one.section);
 	}
 
 	setCursor(ms: number | undefined): void {
@@ -297,31 +261,6 @@ export class EndpointStore {
 	}
 }
 
-/*
- * The key set (DedupStore). The service's rule: receivers de-duplicate by webhook-id. A key is kept
- * only as long as the service could still send it again: the service retries an event only when an
- * attempt got no 2xx, each retry after a fixed gap (1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 24 h), so a
- * key accepted at attempt k can come back only after the gap that follows attempt k. `retentionFor`
- * estimates k from the event's age, erring towards a later attempt (a longer gap); a duplicate that
- * does come back is kept again from its own arrival. Keeping keys by need instead of for a fixed 72
- * hours keeps the static data, which n8n writes whole, small: about (events per second x 15 minutes)
- * keys in steady traffic.
- *
- * Serialised form, 12 characters per key: `{ v: 2, e: { <expiry minute, base 36>: <keys concatenated> } }`.
- * In `orders` the minute is the order's creation time, not an expiry.
- */
-
-/** Gaps after attempts 1..7 of a delivery (the service makes at most 8 attempts). */
-export const RETRY_GAPS_MS: readonly number[] = [1, 5, 30, 120, 300, 600, 1440].map(
-	(m) => m * 60_000,
-);
-
-/** The signature check accepts timestamps up to 5 minutes off, so clocks may differ by that much. */
-export const CLOCK_TOLERANCE_MS = 5 * 60_000;
-
-/** Added to every retention: delivery time, timeouts and queueing at the service. */
-export const RETENTION_SLACK_MS = 10 * 60_000;
-
 /** Keys kept at most; beyond it the keys that expire first are dropped first. */
 export const DEFAULT_MAX_ENTRIES = 10_000;
 
@@ -330,24 +269,6 @@ export const KEY_LENGTH = 12;
 
 const MINUTE_MS = 60_000;
 const KEY_PATTERN = /^[A-Za-z0-9_-]*$/;
-
-/**
- * How long a key accepted now must be kept, given the event's age (now minus its
- * `createdAt`): until the service's next attempt could arrive, plus slack. The attempt is taken as
- * the latest one the age allows (with the clock tolerance), never an earlier one, so the gap is
- * never too short. An age that cannot be read gets the longest retention.
- */
-export function retentionFor(ageMs: number): number {
-	const longest = RETRY_GAPS_MS[RETRY_GAPS_MS.length - 1] + RETENTION_SLACK_MS;
-	if (!Number.isFinite(ageMs)) return longest;
-	const age = Math.max(0, ageMs);
-	let attemptStart = 0;
-	for (const gap of RETRY_GAPS_MS) {
-		if (age + CLOCK_TOLERANCE_MS < attemptStart + gap) return gap + RETENTION_SLACK_MS;
-		attemptStart += gap;
-	}
-	return longest;
-}
 
 export interface DedupState {
 	v: 2;
@@ -364,23 +285,15 @@ export class DedupStore {
 	/** expiry minute (Unix minutes, rounded up, so an id is never forgotten early) -> keys concatenated */
 	private readonly buckets = new Map<number, string>();
 	private count = 0;
-	/**
-	 * key -> minute, built when a store takes part in an operation over many keys (`merge`, `uncovered`)
-	 * or starts empty: one lookup is a string search, many are one map each (a save request merges
-	 * about a second's keys into thousands; searching the strings for each made it 10-100 ms).
-	 */
-	private index?: Map<string, number>;
 
 	constructor(readonly maxEntries: number = DEFAULT_MAX_ENTRIES) {
 		if (!(Number.isInteger(maxEntries) && maxEntries > 0))
 			throw new RangeError('maxEntries must be a positive integer');
-		this.index = new Map();
 	}
 
 	/** Rebuilds a store from its serialised state; malformed buckets are skipped. */
 	static fromState(state: unknown, maxEntries: number = DEFAULT_MAX_ENTRIES): DedupStore {
 		const store = new DedupStore(maxEntries);
-		store.index = undefined;
 		const e = state && typeof state === 'object' ? (state as { e?: unknown }).e : undefined;
 		if (!e || typeof e !== 'object') return store;
 		for (const [minuteText, keys] of Object.entries(e as Record<string, unknown>)) {
@@ -429,25 +342,6 @@ export class DedupStore {
 		return changed;
 	}
 
-	/** Adds every key of `other` with the later of the two expiries; true if this store changed. */
-	merge(other: DedupStore): boolean {
-		this.buildIndex();
-		let changed = false;
-		for (const [key, minute] of other.entries())
-			changed = this.keepUntilMinute(key, minute) || changed;
-		this.trim();
-		return changed;
-	}
-
-	/** The keys of `other` this set does not keep as long as `other` does. */
-	uncovered(other: DedupStore): string[] {
-		this.buildIndex();
-		const keys: string[] = [];
-		for (const [key, minute] of other.entries())
-			if ((this.expiryOf(key) ?? -Infinity) < minute) keys.push(key);
-		return keys;
-	}
-
 	/** Drops the keys whose minute is at or before `nowMs`. */
 	prune(nowMs: number): void {
 		for (const [minute, keys] of [...this.buckets]) {
@@ -462,17 +356,8 @@ export class DedupStore {
 		return { v: 2, e };
 	}
 
-	/** Every key with its expiry minute. */
-	private *entries(): Generator<[string, number]> {
-		for (const [minute, keys] of this.buckets) {
-			for (let i = 0; i < keys.length; i += KEY_LENGTH)
-				yield [keys.slice(i, i + KEY_LENGTH), minute];
-		}
-	}
-
 	/** The latest expiry minute of `key`, if it is stored. */
 	private expiryOf(key: string): number | undefined {
-		if (this.index) return this.index.get(key);
 		let latest: number | undefined;
 		for (const [minute, keys] of this.buckets) {
 			if ((latest === undefined || minute > latest) && indexOfKey(keys, key) >= 0) latest = minute;
@@ -492,21 +377,8 @@ export class DedupStore {
 			this.count--;
 		}
 		this.buckets.set(minute, (this.buckets.get(minute) ?? '') + key);
-		this.index?.set(key, minute);
 		this.count++;
 		return true;
-	}
-
-	private buildIndex(): void {
-		if (this.index) return;
-		const index = new Map<string, number>();
-		for (const [minute, keys] of this.buckets)
-			for (let i = 0; i < keys.length; i += KEY_LENGTH) {
-				const key = keys.slice(i, i + KEY_LENGTH);
-				// a key stored under two minutes (a hand-edited state) counts with the later one
-				if ((index.get(key) ?? -Infinity) < minute) index.set(key, minute);
-			}
-		this.index = index;
 	}
 
 	/** Replaces the keys of bucket `minute` by `kept` (a tail of them), forgetting the others. */
@@ -514,11 +386,6 @@ export class DedupStore {
 		if (kept) this.buckets.set(minute, kept);
 		else this.buckets.delete(minute);
 		this.count -= (keys.length - kept.length) / KEY_LENGTH;
-		if (!this.index) return;
-		for (let i = 0; i < keys.length - kept.length; i += KEY_LENGTH) {
-			const key = keys.slice(i, i + KEY_LENGTH);
-			if (this.index.get(key) === minute) this.index.delete(key);
-		}
 	}
 
 	private sortedMinutes(): number[] {

@@ -15,13 +15,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import {
-	DedupStore,
-	DEFAULT_MAX_ENTRIES,
-	RETRY_GAPS_MS,
-	retentionFor,
-} from '../../nodes/MarketplaceTrigger/store';
-import { deliveryKey } from '../../nodes/MarketplaceTrigger/store';
+import { DedupStore, DEFAULT_MAX_ENTRIES } from '../../nodes/MarketplaceTrigger/store';
+import { RETRY_GAPS_MS, retentionFor } from '../../nodes/MarketplaceTrigger/once';
+import { deliveryKey } from '../../nodes/MarketplaceTrigger/once';
 import { codeVersion, percentile } from './n8nBench';
 
 const COMMAND =

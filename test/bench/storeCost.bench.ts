@@ -9,7 +9,8 @@
  */
 import { EndpointMemory } from '../../nodes/MarketplaceTrigger/memory';
 import { receiveSaveRequest } from '../../nodes/MarketplaceTrigger/saveViaOwnWebhook';
-import { DedupStore, deliveryKey, EndpointStore } from '../../nodes/MarketplaceTrigger/store';
+import { DedupStore, EndpointStore } from '../../nodes/MarketplaceTrigger/store';
+import { deliveryKey } from '../../nodes/MarketplaceTrigger/once';
 
 const ROUNDS = 200;
 for (const n of [100, 1_000, 10_000]) {
@@ -23,8 +24,8 @@ for (const n of [100, 1_000, 10_000]) {
 	const started = process.hrtime.bigint();
 	for (let round = 0; round < ROUNDS; round++) {
 		const stored = EndpointStore.read(JSON.parse(json) as Record<string, unknown>, 'url', memory);
-		stored.ran('seen', deliveryKey(`new_${round}`), now);
-		stored.add({ key: deliveryKey(`new_${round}`), section: 'seen', untilMs: now + 15 * 60_000 });
+		stored.isKnown('seen', deliveryKey(`new_${round}`), now);
+		stored.add({ key: deliveryKey(`new_${round}`), section: 'seen', expiresAt: now + 15 * 60_000 });
 		stored.writeBack(now);
 	}
 	const ms = Number(process.hrtime.bigint() - started) / 1e6 / ROUNDS;

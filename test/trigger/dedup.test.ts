@@ -1,20 +1,19 @@
 /**
  * The pure id store of the Marketplace Trigger: retention by the service's retry schedule, the
- * bound (ids expiring first dropped first), the compact JSON form, merge of two copies, tolerance
+ * bound (ids expiring first dropped first), the compact JSON form, tolerance
  * of malformed state.
  */
 import fc from 'fast-check';
 
+import { DedupStore, DEFAULT_MAX_ENTRIES, KEY_LENGTH } from '../../nodes/MarketplaceTrigger/store';
 import {
 	CLOCK_TOLERANCE_MS,
-	DedupStore,
-	DEFAULT_MAX_ENTRIES,
-	KEY_LENGTH,
 	RETENTION_SLACK_MS,
 	RETRY_GAPS_MS,
 	retentionFor,
-} from '../../nodes/MarketplaceTrigger/store';
-import { deliveryKey, EndpointStore } from '../../nodes/MarketplaceTrigger/store';
+} from '../../nodes/MarketplaceTrigger/once';
+import { EndpointStore } from '../../nodes/MarketplaceTrigger/store';
+import { deliveryKey } from '../../nodes/MarketplaceTrigger/once';
 import { EndpointMemory } from '../../nodes/MarketplaceTrigger/memory';
 
 const MIN = 60_000;
@@ -134,21 +133,6 @@ test('malformed state gives an empty store; malformed buckets are skipped', () =
 	});
 	expect(partly.size).toBe(1);
 	expect(partly.has(good, T0)).toBe(true);
-});
-
-test('merge unites two copies with the later expiry of each id, and says whether it changed anything', () => {
-	const a = new DedupStore();
-	a.keep(key(1), T0 + 10 * MIN);
-	a.keep(key(3), T0 + 10 * MIN);
-	const b = new DedupStore();
-	b.keep(key(2), T0 + 20 * MIN);
-	b.keep(key(3), T0 + 30 * MIN);
-	expect(a.uncovered(b).sort()).toEqual([key(2), key(3)].sort());
-	expect(a.merge(b)).toBe(true);
-	expect(a.uncovered(b)).toEqual([]);
-	expect(a.merge(b)).toBe(false);
-	expect(a.size).toBe(3);
-	expect(a.has(key(3), T0 + 29 * MIN)).toBe(true);
 });
 
 test('invalid options are refused', () => {

@@ -7,7 +7,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { DedupStore } from '../../nodes/MarketplaceTrigger/store';
-import { deliveryKey } from '../../nodes/MarketplaceTrigger/store';
+import { deliveryKey } from '../../nodes/MarketplaceTrigger/once';
 import type { TriggerSettings } from '../../nodes/MarketplaceTrigger/memory';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { transportClock } from '../transportClock';

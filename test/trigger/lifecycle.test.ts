@@ -5,7 +5,8 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { DedupStore, deliveryKey } from '../../nodes/MarketplaceTrigger/store';
+import { DedupStore } from '../../nodes/MarketplaceTrigger/store';
+import { deliveryKey } from '../../nodes/MarketplaceTrigger/once';
 import { TriggerBench, pendingCount, recordOf, settledRuns, restart } from './helpers';
 import { forgetActivationTraffic } from './helpers';
 

@@ -1,0 +1,253 @@
+/**
+ * Each event once: every fact the Marketplace Trigger keeps so that each event, and each order, runs
+ * once, and the functions that read and write them. The service delivers at least once (its retries
+ * carry the same webhook-id), and receivers de-duplicate by webhook-id; an order whose event never
+ * arrived is caught up from the order list (catchUp.ts), and its late event must then start nothing.
+ * A key is 12 characters of a SHA-256 digest: a delivery key (of the webhook-id, which the service
+ * makes equal to the event's id) or an order key (of `order.created#<orderId>`); items carry the
+ * event's own id, never a key.
+ *
+ * | fact                              | where                     | kept                                 | written by                     | read by               |
+ * | --------------------------------- | ------------------------- | ------------------------------------ | ------------------------------ | --------------------- |
+ * | delivery key of an accepted event | static data `seen`        | until the service could resend it    | `accept`                       | `knownAs`             |
+ * | order key of a caught-up order    | static data `seen`        | until its event's last retry (~42 h) | `accept`                       | `knownAs`, catch-up   |
+ * | order key of a delivered order    | static data `orders`      | until the cursor passes the order    | `accept`                       | catch-up              |
+ * | cursor (orders before it ran)     | static data `caughtUpTo`  | for good                             | catch-up                       | catch-up              |
+ * | pending keys                      | this process's memory     | until read back 15 s later           | `accept`, trigger()'s catch-up | `knownAs`, every save |
+ * | in-flight keys                    | this process's memory     | while a request handles them         | `waitAndHold`, catch-up        | `waitAndHold`         |
+ * | run keys                          | n8n's `processed_data`    | the last 2,000                       | `firstRuns`                    | `firstRuns`           |
+ * | claim of a catch-up window        | the service's idempotency | 24 h                                 | catch-up                       | catch-up elsewhere    |
+ *
+ * The static data sections are per webhook URL; `accept`, `knownAs`, `waitAndHold` (webhook()) and
+ * `firstRuns` (execute()) are below, the catch-up is catchUp.ts, the memory is memory.ts.
+ *
+ * Why the static data is not enough: n8n loads it anew for every request and saves it whole when the
+ * request ends, last writer wins, so a save of a request that read an older copy can drop a key
+ * another request accepted meanwhile. The pending keys put it back (this process's own), and the run
+ * keys, in n8n's database shared by every process, catch what still passes: a copy that reached another
+ * webhook processor, or came before the first's save. The static data stays the first check because
+ * it starts no run at all.
+ *
+ * Saving: the node cannot save the static data itself; n8n saves what a request changed when
+ * webhook() returns `noWebhookResponse: true`, before it starts the run with the request's items.
+ * Every request ends in `saveStaticData`, so every request's changes are saved that way.
+ */
+import { createHash } from 'node:crypto';
+
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	IWebhookResponseData,
+} from 'n8n-workflow';
+
+import type { EndpointMemory, KeyToSave, TriggerProcess } from './memory';
+import { KEY_LENGTH, type EndpointStore } from './store';
+
+export const ORDER_CREATED = 'order.created';
+
+// ---------------------------------------------------------------------------------------------
+// The keys
+// ---------------------------------------------------------------------------------------------
+
+/** The delivery key of a `webhook-id` (72 bits of its SHA-256: two of 10,000 keys collide with a probability of about 1e-14). */
+export function deliveryKey(webhookId: string): string {
+	return createHash('sha256').update(webhookId).digest('base64url').slice(0, KEY_LENGTH);
+}
+
+/** The order key of an order: kept once its order.created event ran or it was caught up. */
+export function orderKey(orderId: unknown): string {
+	return deliveryKey(`${ORDER_CREATED}#${String(orderId)}`);
+}
+
+/** Until when a delivery key accepted at `nowMs` is kept: as long as the service could send that event again. */
+export function deliveryKeptUntil(eventCreatedAt: string, nowMs: number): number {
+	return nowMs + retentionFor(nowMs - Date.parse(eventCreatedAt));
+}
+
+/** Until when a caught-up order's key is kept in `seen`: as long as the service may still deliver its event. */
+export function caughtUpKeptUntil(createdAtMs: number, nowMs: number): number {
+	// the service may deliver an event until its last retry, about 42 hours after it was created
+	const retryHorizon =
+		RETRY_GAPS_MS.reduce((sum, gap) => sum + gap, 0) + CLOCK_TOLERANCE_MS + RETENTION_SLACK_MS;
+	const created = Number.isFinite(createdAtMs) ? createdAtMs : nowMs;
+	return Math.max(created + retryHorizon, nowMs + retentionFor(Infinity));
+}
+
+/*
+ * How long a key is kept. The service's rule: receivers de-duplicate by webhook-id. A key is kept
+ * only as long as the service could still send it again: the service retries an event only when an
+ * attempt got no 2xx, each retry after a fixed gap (1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 24 h), so a
+ * key accepted at attempt k can come back only after the gap that follows attempt k. `retentionFor`
+ * estimates k from the event's age, erring towards a later attempt (a longer gap); a duplicate that
+ * does come back is kept again from its own arrival. Keeping keys by need instead of for a fixed 72
+ * hours keeps the static data, which n8n writes whole, small: about (events per second x 15 minutes)
+ * keys in steady traffic.
+
+ */
+
+/** Gaps after attempts 1..7 of a delivery (the service makes at most 8 attempts). */
+export const RETRY_GAPS_MS: readonly number[] = [1, 5, 30, 120, 300, 600, 1440].map(
+	(m) => m * 60_000,
+);
+
+/** The signature check accepts timestamps up to 5 minutes off, so clocks may differ by that much. */
+export const CLOCK_TOLERANCE_MS = 5 * 60_000;
+
+/** Added to every retention: delivery time, timeouts and queueing at the service. */
+export const RETENTION_SLACK_MS = 10 * 60_000;
+
+/**
+ * How long a key accepted now must be kept, given the event's age (now minus its
+ * `createdAt`): until the service's next attempt could arrive, plus slack. The attempt is taken as
+ * the latest one the age allows (with the clock tolerance), never an earlier one, so the gap is
+ * never too short. An age that cannot be read gets the longest retention.
+ */
+export function retentionFor(ageMs: number): number {
+	const longest = RETRY_GAPS_MS[RETRY_GAPS_MS.length - 1] + RETENTION_SLACK_MS;
+	if (!Number.isFinite(ageMs)) return longest;
+	const age = Math.max(0, ageMs);
+	let attemptStart = 0;
+	for (const gap of RETRY_GAPS_MS) {
+		if (age + CLOCK_TOLERANCE_MS < attemptStart + gap) return gap + RETENTION_SLACK_MS;
+		attemptStart += gap;
+	}
+	return longest;
+}
+
+// ---------------------------------------------------------------------------------------------
+// webhook(): known?, accept, save
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Whether a delivery is known, and as what: its delivery key ('duplicate'), or, for an order.created,
+ * its order's key as a caught-up order ('order-caught-up'); in the static data or this process's
+ * pending keys.
+ */
+export function knownAs(
+	store: EndpointStore,
+	key: string,
+	order: string | undefined,
+	nowMs: number,
+): 'duplicate' | 'order-caught-up' | undefined {
+	if (store.isKnown('seen', key, nowMs)) return 'duplicate';
+	if (order && store.isKnown('seen', order, nowMs)) return 'order-caught-up';
+	return undefined;
+}
+
+/** The keys a run of an event makes known: its delivery, its order (with the catch-up on), the orders it caught up. */
+export function keysToAccept(
+	event: { createdAt: string },
+	key: string,
+	order: string | undefined,
+	caughtUp: IDataObject[],
+	nowMs: number,
+): KeyToSave[] {
+	const keys: KeyToSave[] = [
+		{ section: 'seen', key, expiresAt: deliveryKeptUntil(event.createdAt, nowMs) },
+	];
+	const createdAt = Date.parse(event.createdAt);
+	if (order && Number.isFinite(createdAt)) keys.push({ section: 'orders', key: order, createdAt });
+	return [...keys, ...caughtUpKeys(caughtUp, nowMs)];
+}
+
+/** The keys of caught-up orders: kept in `seen` as long as the service may still deliver their event. */
+export function caughtUpKeys(caughtUp: IDataObject[], nowMs: number): KeyToSave[] {
+	return caughtUp.map((item) => ({
+		section: 'seen',
+		key: orderKey((item.data as IDataObject).orderId),
+		expiresAt: caughtUpKeptUntil(Date.parse(String(item.createdAt)), nowMs),
+	}));
+}
+
+/**
+ * Accepts `keys`: into the request's view of the static data and, on the production URL, this
+ * process's pending keys (written into every save of this process until read back).
+ */
+export function accept(
+	store: EndpointStore,
+	memory: EndpointMemory,
+	keys: KeyToSave[],
+	production: boolean,
+	nowMs: number,
+): void {
+	for (const one of keys) store.add(one);
+	if (production) memory.accept(keys, nowMs);
+}
+
+/** Waits while a request of this process handles one of `keys`, then holds them; returns what releases them. */
+export async function waitAndHold(memory: EndpointMemory, keys: string[]): Promise<() => void> {
+	const running = () => keys.map((k) => memory.inFlight.get(k)).find(Boolean);
+	for (let other = running(); other; other = running()) await other;
+	return memory.hold(keys);
+}
+
+/**
+ * The end of every request: what the store changed goes into the static data, and the result says
+ * `noWebhookResponse`, for which n8n saves the static data before anything else, and then starts the
+ * run with `items` (whose start, run.ts, answers the delivery). Without items the request was answered
+ * already and starts nothing.
+ */
+export function saveStaticData(
+	store: EndpointStore,
+	nowMs: number,
+	items?: INodeExecutionData[],
+): IWebhookResponseData {
+	store.writeBack(nowMs);
+	return items ? { noWebhookResponse: true, workflowData: [items] } : { noWebhookResponse: true };
+}
+
+// ---------------------------------------------------------------------------------------------
+// execute(): the run-side check
+// ---------------------------------------------------------------------------------------------
+
+/** Keys the deduplication store keeps for this node; older ones give way (n8n's `maxEntries`). */
+export const RUN_KEYS_KEPT = 2_000;
+
+/**
+ * The keys of a run's item, as webhook() keys them: a delivered event's delivery key (the service
+ * makes the event's id its webhook-id) and, for an order.created, its order key; a caught-up order's
+ * order key.
+ */
+export function runKeysOf(json: IDataObject): string[] {
+	const orderId = (json.data as IDataObject | undefined)?.orderId;
+	const order = json.type === ORDER_CREATED && orderId !== undefined ? [orderKey(orderId)] : [];
+	return json.caughtUp === true ? order : [deliveryKey(String(json.id)), ...order];
+}
+
+/**
+ * The indexes of the items whose first key (a delivered event's delivery key: events are told apart
+ * by id, as the service does; a caught-up order's order key) n8n's deduplication store has not
+ * recorded; it records all their keys now, so a catch-up later leaves a delivered order out. The calls
+ * of one process go one at a time: the store reads and writes one row without a lock, so two at once
+ * would lose one's keys. When the store cannot be used the items all pass, with a warning.
+ */
+export async function firstRuns(
+	ctx: IExecuteFunctions,
+	triggerProcess: TriggerProcess,
+	items: INodeExecutionData[],
+): Promise<{ indexes: number[]; warning?: string }> {
+	const keys = items.map((item) => runKeysOf(item.json));
+	const record = async () =>
+		await ctx.helpers.checkProcessedAndRecord([...new Set(keys.flat())], 'node', {
+			mode: 'entries',
+			maxEntries: RUN_KEYS_KEPT,
+		});
+	// once more after a failure: two processes' first records at once fail one on the row's key
+	const check = triggerProcess.runKeys.then(async () => await record().catch(record));
+	triggerProcess.runKeys = check.then(
+		() => undefined,
+		() => undefined,
+	);
+	try {
+		const processed = new Set((await check).processed.map(String));
+		return { indexes: keys.flatMap(([first], i) => (processed.has(first) ? [] : [i])) };
+	} catch (error) {
+		const message = (error as Error).message;
+		ctx.logger.warn(`Marketplace Trigger could not use n8n's deduplication store: ${message}`);
+		return {
+			indexes: keys.map((_, i) => i),
+			warning: `n8n's deduplication store could not be used (${message}): a copy of this event that reached another n8n process, or came after a restart, may run again.`,
+		};
+	}
+}
