@@ -243,7 +243,7 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	expect(answers.filter((a) => (a.body as IDataObject).ignored === 'duplicate')).toHaveLength(2);
 });
 
-describe('what n8n saves, and the run that answers (receive.ts saveAndHandOver, run.ts)', () => {
+describe('what n8n saves, and the run that answers (once.ts saveStaticData, run.ts)', () => {
 	const storedIn = (t: TriggerHarness) =>
 		DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
 
