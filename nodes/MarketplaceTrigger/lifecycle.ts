@@ -16,7 +16,7 @@ import {
 	nodeApiError,
 	readFailure,
 } from '../shared/transport/transportErrors';
-import { startSampleDelivery } from './listening';
+import { endSampleDelivery, startSampleDelivery } from './listening';
 import type { TriggerProcess } from './memory';
 import { checkReachability } from './reachability';
 import { rotateSecret, secretOf, withNewSecret } from './secrets';
@@ -432,6 +432,8 @@ export async function deleteEndpoint(
 	const stored = store.record;
 	const mine = (await listEndpoints(ctx)).filter((e) => e.url === url);
 	const ids = new Set(mine.map((e) => e.id));
+	for (const id of [...ids, ...(stored ? [stored.endpointId] : [])])
+		await endSampleDelivery(triggerProcess, id);
 	// Deleting a Disabled endpoint would lose the only trace that events were missed: keep it for
 	// the endpoint the next activation creates.
 	const disabled = mine.find((e) => e.status === 'Disabled');

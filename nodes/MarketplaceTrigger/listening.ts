@@ -8,13 +8,14 @@
  * of times. When the service cannot deliver, the reason goes to n8n's log and the listening ends at
  * n8n's own timeout. This is the one place the trigger works past a hook: n8n runs no node code for
  * a test listening after create() returns, and a request made inside create() would be refused
- * (CONTRIBUTING.md, Verification). Its requests read the credential as any hook's do (the
+ * (CONTRIBUTING.md, Verification). It ends, at the latest, when n8n ends the listening: the delete
+ * hook stops it and waits for a request under way (`endSampleDelivery`). Its requests read the credential as any hook's do (the
  * credential's `authenticate` is a function, which needs no expression isolate).
  */
 import type { IHookFunctions } from 'n8n-workflow';
 
 import { readFailure } from '../shared/transport/transportErrors';
-import type { TriggerProcess } from './memory';
+import type { Listening, TriggerProcess } from './memory';
 import {
 	judgeDelivery,
 	testDelivery,
@@ -42,19 +43,35 @@ export function startSampleDelivery(
 	url: string,
 ): void {
 	if (triggerProcess.listenings.has(endpointId)) return;
-	const run = requestSampleDelivery(ctx, triggerProcess, endpointId, url)
+	const listening: Listening = { done: Promise.resolve(), ended: false };
+	listening.done = requestSampleDelivery(ctx, triggerProcess, listening, endpointId, url)
 		.catch((error) =>
 			ctx.logger.warn(
 				`Marketplace Trigger: the sample delivery failed: ${(error as Error).message}`,
 			),
 		)
 		.finally(() => triggerProcess.listenings.delete(endpointId));
-	triggerProcess.listenings.set(endpointId, run);
+	triggerProcess.listenings.set(endpointId, listening);
+}
+
+/**
+ * n8n ended the listening (its delete hook): the sample is asked for no more, and the hook returns
+ * only once a request under way has ended, so nothing of the listening outlives it.
+ */
+export async function endSampleDelivery(
+	triggerProcess: TriggerProcess,
+	endpointId: number,
+): Promise<void> {
+	const listening = triggerProcess.listenings.get(endpointId);
+	if (!listening) return;
+	listening.ended = true;
+	await listening.done;
 }
 
 async function requestSampleDelivery(
 	ctx: IHookFunctions,
 	triggerProcess: TriggerProcess,
+	listening: Listening,
 	endpointId: number,
 	url: string,
 ): Promise<void> {
@@ -64,6 +81,7 @@ async function requestSampleDelivery(
 	let problem: string | undefined;
 	for (let attempt = 1; attempt <= sample.attempts; attempt++) {
 		if (attempt > 1) await clock.sleep(sample.retryMs);
+		if (listening.ended) return;
 		try {
 			last = await testDelivery(ctx, endpointId, triggerProcess.settings);
 			problem = undefined;

@@ -78,6 +78,13 @@ export interface Refusals {
 	lastMessage: string;
 }
 
+/** The sample delivery of a test listening being asked for (listening.ts). */
+export interface Listening {
+	done: Promise<void>;
+	/** set when n8n ended the listening (its delete hook): nothing more is asked */
+	ended: boolean;
+}
+
 /** What this process knows of one endpoint (one workflow and webhook URL). */
 export class EndpointMemory {
 	constructor(readonly url: string) {}
@@ -142,7 +149,7 @@ export class TriggerProcess {
 	readonly settings: TriggerSettings;
 	private readonly endpoints = new Map<string, EndpointMemory>();
 	/** sample deliveries being asked for, by endpoint id (listening.ts) */
-	readonly listenings = new Map<number, Promise<void>>();
+	readonly listenings = new Map<number, Listening>();
 	/** the last check of n8n's deduplication store in this process: the next waits for it (run.ts) */
 	runKeys: Promise<void> = Promise.resolve();
 	/** URLs whose activation hook is checking reachability now: its test delivery is no catch-up check */
@@ -189,6 +196,7 @@ export class TriggerProcess {
 
 	/** Waits until the sample deliveries being asked for are done. */
 	async listeningsDone(): Promise<void> {
-		while (this.listenings.size) await Promise.allSettled([...this.listenings.values()]);
+		while (this.listenings.size)
+			await Promise.allSettled([...this.listenings.values()].map((l) => l.done));
 	}
 }

@@ -4,9 +4,13 @@
  * trigger answers that verified webhook.test with a sample shaped like the first subscribed event
  * type's items, from the newest record or synthetic, marked `sample: true`; production never.
  */
-import type { IDataObject } from 'n8n-workflow';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 
-import { TriggerBench, recordOf, settledRuns, triggerOf } from './helpers';
+import type { IDataObject } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
+
+import { eventually, TriggerBench, recordOf, settledRuns, triggerOf } from './helpers';
 
 const bench = new TriggerBench();
 beforeAll(async () => await bench.start());
@@ -198,4 +202,37 @@ test('the test URL stops being delivered to between the check and the sample: no
 	// the reason is in n8n's log; the listening ends at n8n's own timeout
 	expect(t.runs).toHaveLength(0);
 	expect(t.requests.length).toBe(requests);
+});
+
+test("n8n ending the listening (its delete hook) stops the sample's requests: delete waits for a request under way, and none comes after it", async () => {
+	// a test URL that refuses with 401, as n8n does before it registered the listening's secret: asked again
+	const refusing = http.createServer((_req, res) => res.writeHead(401).end());
+	await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+	try {
+		const { apiKey, userId } = await bench.user();
+		const t = await bench.trigger(
+			apiKey,
+			{},
+			{ settings: { sample: { firstMs: 50, retryMs: 100, attempts: 50 } } },
+		);
+		await t.activate('manual');
+		const [endpoint] = await bench.endpointsOf(userId);
+		const { port } = refusing.address() as AddressInfo;
+		await bench.control.setEndpointUrl(endpoint.id, `http://127.0.0.1:${port}/webhook-test/x`);
+		const since = await bench.lastSeq();
+		const tests = async () =>
+			(await bench.requestsOf(apiKey, since)).filter(
+				(r) => r.method === 'POST' && r.path.endsWith('/test'),
+			).length;
+		await eventually(async () => (await tests()) >= 2);
+		await t.delete('manual');
+		expect(triggerOf(t).triggerProcess.listenings.size).toBe(0);
+		const asked = await tests();
+		await sleep(500);
+		expect(await tests()).toBe(asked);
+		expect(asked).toBeLessThan(50);
+	} finally {
+		refusing.closeAllConnections();
+		await new Promise((resolve) => refusing.close(resolve));
+	}
 });
