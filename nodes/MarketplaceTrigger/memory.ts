@@ -13,7 +13,7 @@ import type { ITriggerFunctions } from 'n8n-workflow';
 import { transportClock } from '../shared/transport/clock';
 import type { VerifyFailure } from '../shared/webhookVerifier';
 
-/** The sections of the store a key belongs to (store.ts): `seen` (what ran) and `orders` (orders that ran). */
+/** The static data sections a key is accepted into (once.ts): `seen` (accepted events and caught-up orders) and `orders` (delivered orders). */
 export type KeySection = 'seen' | 'orders';
 
 /** When things happen; every wait and time of the trigger's own schedules goes through here. */

@@ -7,19 +7,20 @@
  * makes equal to the event's id) or an order key (of `order.created#<orderId>`); items carry the
  * event's own id, never a key.
  *
- * | fact                              | where                     | kept                                 | written by                     | read by               |
- * | --------------------------------- | ------------------------- | ------------------------------------ | ------------------------------ | --------------------- |
- * | delivery key of an accepted event | static data `seen`        | until the service could resend it    | `accept`                       | `knownAs`             |
- * | order key of a caught-up order    | static data `seen`        | until its event's last retry (~42 h) | `accept`                       | `knownAs`, catch-up   |
- * | order key of a delivered order    | static data `orders`      | until the cursor passes the order    | `accept`                       | catch-up              |
- * | cursor (orders before it ran)     | static data `caughtUpTo`  | for good                             | catch-up                       | catch-up              |
- * | pending keys                      | this process's memory     | until read back 15 s later           | `accept`, trigger()'s catch-up | `knownAs`, every save |
- * | in-flight keys                    | this process's memory     | while a request handles them         | `waitAndHold`, catch-up        | `waitAndHold`         |
- * | run keys                          | n8n's `processed_data`    | the last 2,000                       | `firstRuns`                    | `firstRuns`           |
- * | claim of a catch-up window        | the service's idempotency | 24 h                                 | catch-up                       | catch-up elsewhere    |
+ * | fact                              | where                        | kept                                 | written by                                       | read by               |
+ * | --------------------------------- | ---------------------------- | ------------------------------------ | ------------------------------------------------ | --------------------- |
+ * | delivery key of an accepted event | static data `seen`           | until the service could resend it    | `accept`; a copy sent again: receive.ts          | `knownAs`             |
+ * | order key of a caught-up order    | static data `seen`           | until its event's last retry (~42 h) | `accept`                                         | `knownAs`, catch-up   |
+ * | order key of a delivered order    | static data `orders`         | until the cursor passes the order    | `accept`                                         | catch-up              |
+ * | cursor (orders before it ran)     | static data `caughtUpTo`     | for good                             | catch-up (receive.ts), activation (lifecycle.ts) | catch-up (catchUp.ts) |
+ * | newer cursor of this process      | this process's memory        | until a save of it takes it          | catch-up                                         | `EndpointStore.read`  |
+ * | pending keys                      | this process's memory        | until read back 15 s later           | `accept`, trigger()'s catch-up                   | `knownAs`, every save |
+ * | in-flight keys                    | this process's memory        | while a request handles them         | `waitAndHold`, catch-up                          | `waitAndHold`         |
+ * | run keys                          | n8n's `processed_data` table | the last 2,000                       | `notRunBefore`                                   | `notRunBefore`        |
+ * | claim of a catch-up window        | the service's idempotency    | 24 h                                 | catch-up                                         | catch-up elsewhere    |
  *
- * The static data sections are per webhook URL; `accept`, `knownAs`, `waitAndHold` (webhook()) and
- * `firstRuns` (execute()) are below, the catch-up is catchUp.ts, the memory is memory.ts.
+ * The static data sections are per webhook URL and are written into a request's copy (store.ts
+ * `EndpointStore`), which n8n saves when the request's result says so (`resultThatSaves`).
  *
  * Why the static data is not enough: n8n loads it anew for every request and saves it whole when the
  * request ends, last writer wins, so a save of a request that read an older copy can drop a key
@@ -30,7 +31,7 @@
  *
  * Saving: the node cannot save the static data itself; n8n saves what a request changed when
  * webhook() returns `noWebhookResponse: true`, before it starts the run with the request's items.
- * Every request ends in `saveStaticData`, so every request's changes are saved that way.
+ * Every request ends in `resultThatSaves`, so every request's changes are saved that way.
  */
 import { createHash } from 'node:crypto';
 
@@ -188,7 +189,7 @@ export async function waitAndHold(memory: EndpointMemory, keys: string[]): Promi
  * run with `items` (whose start, run.ts, answers the delivery). Without items the request was answered
  * already and starts nothing.
  */
-export function saveStaticData(
+export function resultThatSaves(
 	store: EndpointStore,
 	nowMs: number,
 	items?: INodeExecutionData[],
@@ -222,7 +223,7 @@ export function runKeysOf(json: IDataObject): string[] {
  * of one process go one at a time: the store reads and writes one row without a lock, so two at once
  * would lose one's keys. When the store cannot be used the items all pass, with a warning.
  */
-export async function firstRuns(
+export async function notRunBefore(
 	ctx: IExecuteFunctions,
 	triggerProcess: TriggerProcess,
 	items: INodeExecutionData[],

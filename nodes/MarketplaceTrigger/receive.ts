@@ -16,7 +16,7 @@
  *    d. hand over: the items go to a run, and the run answers the service once it has started
  *       (run.ts), so the service is paced to what n8n can start.
  *
- * Every request ends in once.ts `saveStaticData`: n8n saves the static data the request changed, then
+ * Every request ends in once.ts `resultThatSaves`: n8n saves the static data the request changed, then
  * starts the run with its items, if any.
  */
 import type {
@@ -43,7 +43,7 @@ import {
 	knownAs,
 	ORDER_CREATED,
 	orderKey,
-	saveStaticData,
+	resultThatSaves,
 	waitAndHold,
 } from './once';
 import { recoverSecret, refuse } from './refusals';
@@ -157,7 +157,7 @@ export function receiveWith(getTriggerProcess: () => TriggerProcess) {
 		const subscribed: string[] = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
 		if (event.type === TEST_EVENT_TYPE) {
 			const sample = await sampleItems(this, event, subscribed, options);
-			if (sample) return saveStaticData(d.store, d.now, sample);
+			if (sample) return resultThatSaves(d.store, d.now, sample);
 			if (options.emitTestEvents !== true)
 				return await catchUpOnCheckDelivery(
 					d,
@@ -259,7 +259,7 @@ async function acceptEvent(
 			...caught.items.map((item) => ({ json: { ...item, notice: json.notice } })),
 			{ json },
 		];
-		return saveStaticData(d.store, d.now, items);
+		return resultThatSaves(d.store, d.now, items);
 	} finally {
 		releaseCaughtUp();
 		release();
@@ -306,7 +306,7 @@ async function catchUpOnCheckDelivery(
 		// the notice goes with the orders it explains; with none, the next event shows it
 		const notice = noticeDue && { ...noticeDue, ...caught.note };
 		if (noticeDue) noticeShown(d, noticeDue);
-		return saveStaticData(
+		return resultThatSaves(
 			store,
 			now,
 			caught.items.map((item) => ({
@@ -397,7 +397,7 @@ function itemOf(
 /** Answers the request now (it starts no run), then ends it like every request. */
 function answer(d: Delivery, status: number, body: IDataObject): IWebhookResponseData {
 	d.ctx.getResponseObject().status(status).json(body);
-	return saveStaticData(d.store, d.now);
+	return resultThatSaves(d.store, d.now);
 }
 
 /** 2xx for a delivery that starts nothing. */

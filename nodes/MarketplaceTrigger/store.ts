@@ -1,6 +1,6 @@
 /**
  * The store: what the trigger keeps in the workflow's static data (`getWorkflowStaticData('node')`),
- * one request's view of it (EndpointStore), and the key set its sections are made of (DedupStore).
+ * one request's view of it (EndpointStore), and the key set its sections are made of (KeySet).
  * Pure: no n8n imports, no clock of its own (callers pass times).
  *
  * Glossary (one word per thing, used the same way in every file of the trigger):
@@ -98,8 +98,8 @@ export class EndpointStore {
 	/** the record (a copy: change it, then call `recordChanged`) */
 	record: EndpointRecord | undefined;
 	missed: MissedWindow | undefined;
-	readonly seen: DedupStore;
-	readonly orders: DedupStore;
+	readonly seen: KeySet;
+	readonly orders: KeySet;
 	/** the cursor: the saved one, or this process's if it is newer */
 	cursor: number | undefined;
 	private readonly changed = new Set<SectionName>();
@@ -119,8 +119,8 @@ export class EndpointStore {
 			isRecord(missed) && typeof missed.endpointId === 'number'
 				? ({ ...missed } as unknown as MissedWindow)
 				: undefined;
-		this.seen = DedupStore.fromState(section(data, 'seen')[url]);
-		this.orders = DedupStore.fromState(section(data, 'orders')[url]);
+		this.seen = KeySet.fromState(section(data, 'seen')[url]);
+		this.orders = KeySet.fromState(section(data, 'orders')[url]);
 		const cursor = section(data, 'caughtUpTo')[url];
 		this.cursor = typeof cursor === 'number' && Number.isFinite(cursor) ? cursor : undefined;
 	}
@@ -256,7 +256,7 @@ export class EndpointStore {
 		this.changed.clear();
 	}
 
-	private keys(section: KeySection): DedupStore {
+	private keys(section: KeySection): KeySet {
 		return section === 'seen' ? this.seen : this.orders;
 	}
 }
@@ -264,7 +264,7 @@ export class EndpointStore {
 /** Keys kept at most; beyond it the keys that expire first are dropped first. */
 export const DEFAULT_MAX_ENTRIES = 10_000;
 
-/** Length of a key (`dedupKey`: 72 bits of a SHA-256 digest in base64url). */
+/** Length of a key (once.ts `deliveryKey`: 72 bits of a SHA-256 digest in base64url). */
 export const KEY_LENGTH = 12;
 
 const MINUTE_MS = 60_000;
@@ -281,7 +281,7 @@ export interface DedupState {
  * copy, pruning it and saving it cost one step per minute, not per id, and a lookup is a string
  * search, so the work of a delivery does not grow with the number of ids kept.
  */
-export class DedupStore {
+export class KeySet {
 	/** expiry minute (Unix minutes, rounded up, so an id is never forgotten early) -> keys concatenated */
 	private readonly buckets = new Map<number, string>();
 	private count = 0;
@@ -292,8 +292,8 @@ export class DedupStore {
 	}
 
 	/** Rebuilds a store from its serialised state; malformed buckets are skipped. */
-	static fromState(state: unknown, maxEntries: number = DEFAULT_MAX_ENTRIES): DedupStore {
-		const store = new DedupStore(maxEntries);
+	static fromState(state: unknown, maxEntries: number = DEFAULT_MAX_ENTRIES): KeySet {
+		const store = new KeySet(maxEntries);
 		const e = state && typeof state === 'object' ? (state as { e?: unknown }).e : undefined;
 		if (!e || typeof e !== 'object') return store;
 		for (const [minuteText, keys] of Object.entries(e as Record<string, unknown>)) {

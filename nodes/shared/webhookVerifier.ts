@@ -58,8 +58,10 @@ export interface VerifyInput {
 	headers: Record<string, string | string[] | undefined>;
 	/** the request body exactly as received */
 	rawBody: Buffer;
-	/** parsed keys (see parseSecret): the current one and, during a rotation overlap, the previous */
-	/** HMAC keys: from `signingKey` (set up once, for a caller that keeps them) or `parseSecret` */
+	/**
+	 * HMAC keys, the current one and, during a rotation overlap, the previous: from `signingKey` (set
+	 * up once, for a caller that keeps them) or `parseSecret`
+	 */
 	secrets: Array<KeyObject | Buffer>;
 	/** current Unix time in seconds (the caller's clock: the verifier reads none of its own) */
 	nowSeconds: number;

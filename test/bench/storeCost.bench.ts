@@ -9,13 +9,13 @@
  */
 import { EndpointMemory } from '../../nodes/MarketplaceTrigger/memory';
 import { receiveSaveRequest } from '../../nodes/MarketplaceTrigger/saveViaOwnWebhook';
-import { DedupStore, EndpointStore } from '../../nodes/MarketplaceTrigger/store';
+import { KeySet, EndpointStore } from '../../nodes/MarketplaceTrigger/store';
 import { deliveryKey } from '../../nodes/MarketplaceTrigger/once';
 
 const ROUNDS = 200;
 for (const n of [100, 1_000, 10_000]) {
 	const now = Date.now();
-	const store = new DedupStore();
+	const store = new KeySet();
 	// ids spread over 10 minutes of expiry, as steady traffic leaves them
 	for (let i = 0; i < n; i++)
 		store.keep(deliveryKey(`evt_${n}_${i}`), now + 15 * 60_000 + (i % 600) * 1000);
@@ -38,14 +38,14 @@ const SAVE_ROUNDS = 20;
 for (const n of [1_000, 10_000]) {
 	for (const carried of [100, 1_000]) {
 		const now = Date.now();
-		const store = new DedupStore();
+		const store = new KeySet();
 		for (let i = 0; i < n; i++)
 			store.keep(deliveryKey(`evt_${n}_${i}`), now + 15 * 60_000 + (i % 600) * 1000);
 		const json = JSON.stringify({ seen: { url: store.toState() } });
-		const sent = new DedupStore();
+		const sent = new KeySet();
 		for (let i = 0; i < carried; i++)
 			sent.keep(deliveryKey(`new_${n}_${carried}_${i}`), now + 15 * 60_000);
-		const data = { seen: sent.toState(), orders: new DedupStore().toState() };
+		const data = { seen: sent.toState(), orders: new KeySet().toState() };
 		const started = process.hrtime.bigint();
 		for (let round = 0; round < SAVE_ROUNDS; round++) {
 			const stored = EndpointStore.read(JSON.parse(json) as Record<string, unknown>, 'url');

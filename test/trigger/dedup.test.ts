@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 
-import { DedupStore, DEFAULT_MAX_ENTRIES, KEY_LENGTH } from '../../nodes/MarketplaceTrigger/store';
+import { KeySet, DEFAULT_MAX_ENTRIES, KEY_LENGTH } from '../../nodes/MarketplaceTrigger/store';
 import {
 	CLOCK_TOLERANCE_MS,
 	RETENTION_SLACK_MS,
@@ -63,7 +63,7 @@ test("property: an id is still remembered when the service's next attempt arrive
 				// receiver's clock is `skew` off the service's
 				const acceptedAt = T0 + starts[attempt] + delay + skew;
 				const nextAttemptAt = T0 + starts[attempt] + delay + RETRY_GAPS_MS[attempt] + late;
-				const store = new DedupStore();
+				const store = new KeySet();
 				store.keep('k'.repeat(KEY_LENGTH), acceptedAt + retentionFor(acceptedAt - T0));
 				expect(store.has('k'.repeat(KEY_LENGTH), nextAttemptAt + skew)).toBe(true);
 			},
@@ -72,7 +72,7 @@ test("property: an id is still remembered when the service's next attempt arrive
 });
 
 test('remember keeps the later expiry; has() is false from the expiry on; prune drops expired ids', () => {
-	const store = new DedupStore();
+	const store = new KeySet();
 	store.keep(key(1), T0 + 10 * MIN);
 	store.keep(key(1), T0 + 5 * MIN);
 	store.keep(key(2), T0 + 20 * MIN);
@@ -85,7 +85,7 @@ test('remember keeps the later expiry; has() is false from the expiry on; prune 
 });
 
 test('bounded: beyond maxEntries the ids that expire first are dropped first', () => {
-	const store = new DedupStore(3);
+	const store = new KeySet(3);
 	store.keep(key(1), T0 + 50 * MIN);
 	store.keep(key(2), T0 + 10 * MIN);
 	store.keep(key(3), T0 + 30 * MIN);
@@ -97,7 +97,7 @@ test('bounded: beyond maxEntries the ids that expire first are dropped first', (
 });
 
 test('compact JSON form: 12 characters per id, grouped by expiry minute; round trip', () => {
-	const store = new DedupStore();
+	const store = new KeySet();
 	for (let n = 0; n < 100; n++) store.keep(key(n), T0 + (n % 2 === 0 ? 11 : 70) * MIN);
 	const state = JSON.parse(JSON.stringify(store.toState()));
 	expect(state.v).toBe(2);
@@ -105,7 +105,7 @@ test('compact JSON form: 12 characters per id, grouped by expiry minute; round t
 	expect(Object.values(state.e as Record<string, string>).join('')).toHaveLength(100 * KEY_LENGTH);
 	// about 12 bytes per id plus a few per minute
 	expect(JSON.stringify(state).length).toBeLessThan(100 * KEY_LENGTH + 60);
-	const copy = DedupStore.fromState(state);
+	const copy = KeySet.fromState(state);
 	expect(copy.toState()).toEqual(store.toState());
 	expect(copy.has(key(0), T0 + 11 * MIN - 1)).toBe(true);
 	expect(copy.has(key(0), T0 + 11 * MIN)).toBe(false);
@@ -124,10 +124,10 @@ test('malformed state gives an empty store; malformed buckets are skipped', () =
 		{ e: { zz: 'short' } },
 		{ e: { '1': 'a b c d e f g h' } },
 	]) {
-		expect(DedupStore.fromState(bad).size).toBe(0);
+		expect(KeySet.fromState(bad).size).toBe(0);
 	}
 	const good = key(1);
-	const partly = DedupStore.fromState({
+	const partly = KeySet.fromState({
 		v: 2,
 		e: { notanumber: good, [Math.ceil((T0 + HOUR) / MIN).toString(36)]: good, x1: 12 },
 	});
@@ -136,8 +136,8 @@ test('malformed state gives an empty store; malformed buckets are skipped', () =
 });
 
 test('invalid options are refused', () => {
-	expect(() => new DedupStore(0)).toThrow(RangeError);
-	expect(() => new DedupStore(1.5)).toThrow(RangeError);
+	expect(() => new KeySet(0)).toThrow(RangeError);
+	expect(() => new KeySet(1.5)).toThrow(RangeError);
 });
 
 test('property: a store behaves like a model (bounded, expiries kept, earliest expiry dropped first)', () => {
@@ -151,7 +151,7 @@ test('property: a store behaves like a model (bounded, expiries kept, earliest e
 			fc.array(op, { maxLength: 60 }),
 			fc.integer({ min: 1, max: 5 }),
 			(ops, maxEntries) => {
-				const store = new DedupStore(maxEntries);
+				const store = new KeySet(maxEntries);
 				const model = new Map<string, number>();
 				let now = T0;
 				for (const { id, keepMin, dtMin } of ops) {

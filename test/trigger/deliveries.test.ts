@@ -6,7 +6,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { DedupStore } from '../../nodes/MarketplaceTrigger/store';
+import { KeySet } from '../../nodes/MarketplaceTrigger/store';
 import { deliveryKey } from '../../nodes/MarketplaceTrigger/once';
 import type { TriggerSettings } from '../../nodes/MarketplaceTrigger/memory';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
@@ -243,9 +243,9 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	expect(answers.filter((a) => (a.body as IDataObject).ignored === 'duplicate')).toHaveLength(2);
 });
 
-describe('what n8n saves, and the run that answers (once.ts saveStaticData, run.ts)', () => {
+describe('what n8n saves, and the run that answers (once.ts resultThatSaves, run.ts)', () => {
 	const storedIn = (t: TriggerHarness) =>
-		DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
+		KeySet.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
 
 	test("an accepted event's key is in the static data n8n saves before the run; the run answers with the trigger's JSON", async () => {
 		const { t } = await activeTrigger();
@@ -324,8 +324,7 @@ test('a redelivered duplicate is remembered from its own arrival on (the service
 	};
 	expect((await deliverSigned(t, [secret], event)).status).toBe(200);
 	await idsStored(t);
-	const stored = () =>
-		DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
+	const stored = () => KeySet.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
 	expect(stored().has(deliveryKey('evt_late'), Date.now() + 2 * 3_600_000)).toBe(true);
 	expect(stored().has(deliveryKey('evt_late'), Date.now() + 2 * 3_600_000 + 11 * 60_000)).toBe(
 		false,

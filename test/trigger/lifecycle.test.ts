@@ -5,7 +5,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { DedupStore } from '../../nodes/MarketplaceTrigger/store';
+import { KeySet } from '../../nodes/MarketplaceTrigger/store';
 import { deliveryKey } from '../../nodes/MarketplaceTrigger/once';
 import { TriggerBench, pendingCount, recordOf, settledRuns, restart } from './helpers';
 import { forgetActivationTraffic } from './helpers';
@@ -248,8 +248,7 @@ test('deactivation writes the keys this process has not confirmed into the stati
 	const { event } = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);
 	await t.settled();
-	const saved = () =>
-		DedupStore.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
+	const saved = () => KeySet.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
 	// saved with the request; then a save of another process drops it
 	expect(saved().has(deliveryKey(String(event.id)), Date.now())).toBe(true);
 	const kept = { ...t.staticData };
