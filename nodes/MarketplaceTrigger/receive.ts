@@ -215,39 +215,25 @@ async function acceptEvent(
 				...state.retryLater,
 			});
 		}
-		const catchUp =
-			production && options.catchUpMissedOrders !== false && subscribed.includes(ORDER_CREATED);
-		const noticeDue = noticeDueOf(d);
+		// the orders a gap may have lost: read only when a catch-up is due (catchUp.ts), about once a minute
 		const hold = (held: string[]) => (releaseCaughtUp = memory.hold(held));
-		const eventAt = Date.parse(event.createdAt);
-		// an order sent again (its attempt came after the in-flight margin) that the cursor has not
-		// passed: another process may be catching it up right now, so this delivery takes part in the claim
-		const sentAt = verified.timestamp * 1000;
-		const resent =
-			order !== undefined &&
-			eventAt >= (store.cursor ?? Infinity) &&
-			eventAt < sentAt - IN_FLIGHT_MS;
-		// nothing says what came before: the cursor starts here (kept by this process until a save takes it)
-		if (catchUp && store.cursor === undefined && Number.isFinite(eventAt))
-			store.setCursor((memory.cursor = Math.max(memory.cursor, eventAt)));
-		const window = catchUp
-			? dueWindow(store, memory, { eventAt, resentAt: resent ? sentAt : undefined }, noticeDue)
-			: undefined;
-		const caught = window ? await catchUpMissed(d, window, options, hold) : { items: [], note: {} };
+		const caught = await catchUpWithDelivery(
+			d,
+			event,
+			verified,
+			order !== undefined,
+			options,
+			subscribed,
+			hold,
+		);
 		if ('retryLater' in caught) return answer(d, 503, caught.retryLater);
-		if (resent && caught.note.catchUp === 'claimed-by-another-process') {
-			// that process may have brought this order; once its save shows, the service's next attempt is a duplicate
-			ctx.logger.info(
-				`Marketplace Trigger: order ${String(event.data.orderId)} was sent again while another n8n process catches up its window; asking the service to retry`,
-			);
-			return answer(d, 503, { error: 'catch-up-in-another-process', retry: true });
-		}
+		const { catchUp, noticeDue } = caught;
 
-		// c. record: the keys this run makes known, into the store and this process's pending keys
+		// c. accept: the keys this run makes known, into the request's copy and this process's pending keys
 		const keys = keysToAccept(event, key, order && catchUp ? order : undefined, caught.items, now);
 		accept(store, memory, keys, production, now);
 
-		// d. emit
+		// d. hand over
 		const json = itemOf(d, event, state, options);
 		if (noticeDue) {
 			noticeShown(d, noticeDue);
@@ -264,6 +250,61 @@ async function acceptEvent(
 		releaseCaughtUp();
 		release();
 	}
+}
+
+/** What the catch-up on a delivery brought: its caught-up items, what the notice says, or a 503 to answer. */
+type DeliveryCatchUp =
+	| {
+			/** Catch Up Missed Orders applies here (production, option on, Order Created subscribed) */
+			catchUp: boolean;
+			items: IDataObject[];
+			note: IDataObject;
+			noticeDue: MissedEventsNotice | undefined;
+	  }
+	| { retryLater: IDataObject };
+
+/**
+ * Step 3b's catch-up: the orders a gap may have lost, in the window due at this delivery (catchUp.ts
+ * `dueWindow`: none most of the time). An order sent again that the cursor has not passed takes part
+ * in the claim across processes; while another process holds it, it is answered 503.
+ */
+async function catchUpWithDelivery(
+	d: Delivery,
+	event: EventEnvelope,
+	verified: { timestamp: number },
+	isOrder: boolean,
+	options: ReceiveOptions,
+	subscribed: string[],
+	hold: (keys: string[]) => void,
+): Promise<DeliveryCatchUp> {
+	const { ctx, store, memory } = d;
+	const catchUp =
+		ctx.getMode() === 'webhook' &&
+		options.catchUpMissedOrders !== false &&
+		subscribed.includes(ORDER_CREATED);
+	const noticeDue = noticeDueOf(d);
+	const eventAt = Date.parse(event.createdAt);
+	// an order sent again (its attempt came after the in-flight margin) that the cursor has not
+	// passed: another process may be catching it up right now, so this delivery takes part in the claim
+	const sentAt = verified.timestamp * 1000;
+	const resent =
+		isOrder && eventAt >= (store.cursor ?? Infinity) && eventAt < sentAt - IN_FLIGHT_MS;
+	// nothing says what came before: the cursor starts here (kept by this process until a save takes it)
+	if (catchUp && store.cursor === undefined && Number.isFinite(eventAt))
+		store.setCursor((memory.cursor = Math.max(memory.cursor, eventAt)));
+	const window = catchUp
+		? dueWindow(store, memory, { eventAt, resentAt: resent ? sentAt : undefined }, noticeDue)
+		: undefined;
+	const caught = window ? await catchUpMissed(d, window, options, hold) : { items: [], note: {} };
+	if ('retryLater' in caught) return caught;
+	if (resent && caught.note.catchUp === 'claimed-by-another-process') {
+		// that process may have brought this order; once its save shows, the service's next attempt is a duplicate
+		ctx.logger.info(
+			`Marketplace Trigger: order ${String(event.data.orderId)} was sent again while another n8n process catches up its window; asking the service to retry`,
+		);
+		return { retryLater: { error: 'catch-up-in-another-process', retry: true } };
+	}
+	return { catchUp, items: caught.items, note: caught.note, noticeDue };
 }
 
 /**
