@@ -34,11 +34,12 @@ export class Marketplace implements INodeType {
 			{ name: 'marketplaceApi', required: true },
 			{
 				// the channel account's secrets that Connect sends (channelAccount.ts reads it); optional,
-				// since channels that connect by OAuth need none
+				// since channels that connect by OAuth need none. No displayOptions: n8n's editor takes every
+				// parameter a credential's displayOptions name for an authentication field and hides it from
+				// the panel, so showing it for resource/operation hid Resource and Operation themselves
 				name: 'marketplaceSaleChannelApi',
 				required: false,
 				testedBy: 'saleChannelAccountCheck',
-				displayOptions: { show: { resource: ['saleChannel'], operation: ['connect'] } },
 			},
 		],
 		properties: [...nodeProperties, requestOptionsProperty],

@@ -139,6 +139,7 @@ async function measureSetting(
 	opts: {
 		perLevel: number;
 		sliceSize: number;
+		warmUp: number;
 		levels: number[];
 		targets: Target[];
 		isolateDeliveries: number;
@@ -225,9 +226,10 @@ async function measureSetting(
 			return events;
 		};
 
-		// warm-up, not counted: JIT, SQLite pages, connections, the isolate pool
-		{
-			const warm = eventsFor(opts.sliceSize);
+		// warm-up, not counted: JIT, SQLite pages, connections, the isolate pool, and with --warm-up N
+		// the trigger's stores as a running shop's hold them (N deliveries each, in slices, concurrency 4)
+		for (let sent = 0; sent < opts.warmUp; sent += opts.sliceSize) {
+			const warm = eventsFor(Math.min(opts.sliceSize, opts.warmUp - sent));
 			for (const v of opts.targets) await sendSlice(v, warm[v], 4, newTally());
 		}
 
@@ -376,6 +378,7 @@ async function measureSetting(
 async function main() {
 	const perLevel = Number(arg('per-level', '120'));
 	const sliceSize = Number(arg('slice', '40'));
+	const warmUp = Number(arg('warm-up', String(sliceSize)));
 	const levels = arg('levels', '1,4').split(',').map(Number);
 	const settingNames = arg('settings', 'default,lazy').split(',').filter(Boolean);
 	const targets = arg('targets', 'w,f,t').split(',').filter(Boolean) as Target[];
@@ -398,6 +401,7 @@ async function main() {
 			await measureSetting(name, SETTINGS[name].env, {
 				perLevel,
 				sliceSize,
+				warmUp,
 				levels,
 				targets,
 				isolateDeliveries,
@@ -412,7 +416,7 @@ async function main() {
 
 	const lines: string[] = [];
 	const args =
-		`--per-level ${perLevel} --slice ${sliceSize} --levels ${levels.join(',')} --settings ${settingNames.join(',')} --targets ${targets.join(',')} ` +
+		`--per-level ${perLevel} --slice ${sliceSize}${warmUp === sliceSize ? '' : ` --warm-up ${warmUp}`} --levels ${levels.join(',')} --settings ${settingNames.join(',')} --targets ${targets.join(',')} ` +
 		`--isolate-deliveries ${isolateDeliveries} --max-load ${maxLoad}${cpuProf !== undefined ? ` --cpu-prof ${cpuProf}` : ''}${guarantees ? '' : ' --no-guarantees'}${floorCredential ? ' --floor-credential' : ''}` +
 		`${out === RESULTS ? '' : ` --out ${relative(repoRoot, out)}`}`;
 	lines.push(

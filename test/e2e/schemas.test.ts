@@ -24,6 +24,7 @@ const pad = (version: number) =>
 
 let n8n: N8nHandle;
 let versions: number[] = [];
+let resourceOptions: unknown[] = [];
 
 /** What the editor's request gets: no cookie, as the editor sends it (`withCredentials: false`). */
 const schemaAt = async (type: string, version: string, key: string) =>
@@ -35,16 +36,25 @@ beforeAll(async () => {
 	const types = (await (await n8n.fetch('/types/nodes.json')).json()) as Array<{
 		name: string;
 		version: number | number[];
+		properties: Array<{ name: string; options?: Array<{ value: unknown }> }>;
 	}>;
 	const action = types.find((t) => t.name === ACTION);
 	expect(action).toBeDefined();
 	versions = [action!.version].flat();
+	resourceOptions = action!.properties
+		.filter((p) => p.name === 'resource')
+		.flatMap((p) => (p.options ?? []).map((o) => o.value));
 }, 180_000);
 
 afterAll(async () => await n8n?.stop());
 
 test('n8n lists the Marketplace node in its one version, 1', () => {
 	expect(versions).toEqual([1]);
+});
+
+test('the editor\'s types offer no "Custom API Call": n8n adds it for a credential whose authenticate its type list carries, which a method is not', () => {
+	expect(resourceOptions).toContain('webhookEndpoint');
+	expect(resourceOptions).not.toContain('__CUSTOM_API_CALL__');
 });
 
 test("every operation's schema, in every version, at the editor's path: the committed file, one the editor accepts", async () => {
