@@ -285,6 +285,7 @@ export class KeySet {
 	/** expiry minute (Unix minutes, rounded up, so an id is never forgotten early) -> keys concatenated */
 	private readonly buckets = new Map<number, string>();
 	private count = 0;
+	private index?: Map<string, number>;
 
 	constructor(readonly maxEntries: number = DEFAULT_MAX_ENTRIES) {
 		if (!(Number.isInteger(maxEntries) && maxEntries > 0))
@@ -358,11 +359,23 @@ export class KeySet {
 
 	/** The latest expiry minute of `key`, if it is stored. */
 	private expiryOf(key: string): number | undefined {
-		let latest: number | undefined;
-		for (const [minute, keys] of this.buckets) {
-			if ((latest === undefined || minute > latest) && indexOfKey(keys, key) >= 0) latest = minute;
-		}
-		return latest;
+		return this.minutes().get(key);
+	}
+
+	/**
+	 * Every key's minute, made at the first lookup: a request looks up each key its process holds
+	 * pending (about 15 s of traffic), which one string search each made grow with the set's size.
+	 */
+	private minutes(): Map<string, number> {
+		if (this.index) return this.index;
+		const index = new Map<string, number>();
+		for (const [minute, keys] of this.buckets)
+			for (let i = 0; i < keys.length; i += KEY_LENGTH) {
+				const key = keys.slice(i, i + KEY_LENGTH);
+				// a key stored under two minutes (a hand-edited state) counts with the later one
+				if ((index.get(key) ?? -Infinity) < minute) index.set(key, minute);
+			}
+		return (this.index = index);
 	}
 
 	private keepUntilMinute(key: string, minute: number): boolean {
@@ -377,6 +390,7 @@ export class KeySet {
 			this.count--;
 		}
 		this.buckets.set(minute, (this.buckets.get(minute) ?? '') + key);
+		this.index?.set(key, minute);
 		this.count++;
 		return true;
 	}
@@ -386,6 +400,11 @@ export class KeySet {
 		if (kept) this.buckets.set(minute, kept);
 		else this.buckets.delete(minute);
 		this.count -= (keys.length - kept.length) / KEY_LENGTH;
+		if (!this.index) return;
+		for (let i = 0; i < keys.length - kept.length; i += KEY_LENGTH) {
+			const key = keys.slice(i, i + KEY_LENGTH);
+			if (this.index.get(key) === minute) this.index.delete(key);
+		}
 	}
 
 	private sortedMinutes(): number[] {
