@@ -9,7 +9,7 @@
  *   ("Listen for test event") never overwrite each other.
  * - record (`endpoints[url]`): the endpoint's id, signing secret(s), event types, the missed-events
  *   notice still to show, and when a delivery was last verified.
- * - key, seen, orders, cursor, pending, confirmed: the facts that keep each event once, in the table
+ * - key, seen, orders, cursor, pending keys: the facts that keep each event once, in the table
  *   at the top of once.ts (what each holds, for how long, who writes and reads it).
  * - missed window (`missed[url]`): a Disabled endpoint that deactivation deleted, told on the first
  *   event after the next activation.
