@@ -84,7 +84,6 @@ export function caughtUpKeptUntil(createdAtMs: number, nowMs: number): number {
  * does come back is kept again from its own arrival. Keeping keys by need instead of for a fixed 72
  * hours keeps the static data, which n8n writes whole, small: about (events per second x 15 minutes)
  * keys in steady traffic.
-
  */
 
 /** Gaps after attempts 1..7 of a delivery (the service makes at most 8 attempts). */

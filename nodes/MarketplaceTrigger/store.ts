@@ -208,8 +208,8 @@ export class EndpointStore {
 
 	/** Adds one key: to `seen` until it expires, or to `orders` with its order's creation time. */
 	add(one: KeyToSave): void {
-		const minute = one.section === 'seen' ? one.expiresAt : one.createdAt;
-		if (this.keys(one.section).keep(one.key, minute)) this.changed.add(one.section);
+		const ms = one.section === 'seen' ? one.expiresAt : one.createdAt;
+		if (this.keys(one.section).keep(one.key, ms)) this.changed.add(one.section);
 	}
 
 	setCursor(ms: number | undefined): void {
