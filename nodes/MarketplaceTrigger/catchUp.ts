@@ -186,7 +186,7 @@ export async function catchUpOrders(
 		returnAll: true,
 		settings,
 	});
-	// the read let other requests of this process run: `ran` also answers from their pending keys
+	// the read let other requests of this process run: the store is this process's copy, so it holds their keys
 	const unrun = orders
 		.map((order) => ({ order, at: Date.parse(String(order.createdAt)), key: orderKey(order.id) }))
 		.filter(

@@ -31,7 +31,7 @@ import { catchUpOrders, checkDue, dueWindow, QUIET_CHECK_MS } from './catchUp';
 import { LIFECYCLE_TRANSPORT } from './lifecycle';
 import type { EndpointMemory, TriggerProcess } from './memory';
 import { judgeDelivery, testDelivery } from './reachability';
-import { caughtUpKeys, ORDER_CREATED } from './once';
+import { accept, caughtUpKeys, ORDER_CREATED } from './once';
 import { EndpointStore } from './store';
 
 interface CheckOptions {
@@ -195,7 +195,7 @@ async function catchUpHere(
 		// closed meanwhile (deactivation, shutdown): the next activation's check brings these orders
 		if (!result.ran || state.closed) return;
 		memory.cursor = Math.max(memory.cursor, result.to);
-		memory.accept(caughtUpKeys(result.events, nowMs), nowMs);
+		accept(store, caughtUpKeys(result.events, nowMs));
 		if (result.events.length > 0) ctx.emit([result.events.map((json) => ({ json }))]);
 	} finally {
 		release();

@@ -421,14 +421,20 @@ async function removeUnreached(
 /**
  * delete: removes the endpoint(s) registered for this node's URL, and only those. A 404 (already
  * gone) counts as deleted; any other failure is thrown so n8n reports it. This process forgets the
- * endpoint, writing the keys it has not confirmed into the static data n8n saves after the hook.
+ * endpoint, after writing what it knows of it into the static data n8n saves after the hook.
  */
 export async function deleteEndpoint(
 	ctx: IHookFunctions,
 	triggerProcess: TriggerProcess,
 ): Promise<boolean> {
 	const url = webhookUrlOf(ctx);
-	const store = storeOf(ctx, url);
+	const workflowId = ctx.getWorkflow().id ?? '';
+	// with what this process knows of the endpoint (its keys, its cursor): the last save it makes
+	const store = EndpointStore.read(
+		ctx.getWorkflowStaticData('node'),
+		url,
+		triggerProcess.memoryOf(workflowId, url),
+	);
 	const stored = store.record;
 	const mine = (await listEndpoints(ctx)).filter((e) => e.url === url);
 	const ids = new Set(mine.map((e) => e.id));
@@ -468,10 +474,8 @@ export async function deleteEndpoint(
 		);
 	}
 	store.clearRecord();
-	// the keys this process has not confirmed go into the static data n8n saves after this hook
-	for (const key of triggerProcess.forget(ctx.getWorkflow().id ?? '', url)?.pending.values() ?? [])
-		store.add(key);
-	if (ctx.getMode() !== 'manual') triggerProcess.activeEndpoints.delete(ctx.getWorkflow().id ?? '');
+	triggerProcess.forget(workflowId, url);
+	if (ctx.getMode() !== 'manual') triggerProcess.activeEndpoints.delete(workflowId);
 	store.writeBack(transportClock().now());
 	return true;
 }

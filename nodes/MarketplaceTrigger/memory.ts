@@ -12,6 +12,7 @@ import type { ITriggerFunctions } from 'n8n-workflow';
 
 import { transportClock } from '../shared/transport/clock';
 import type { VerifyFailure } from '../shared/webhookVerifier';
+import { KeySet } from './keySet';
 
 /** The static data sections a key is accepted into (once.ts): `seen` (accepted events and caught-up orders) and `orders` (delivered orders). */
 export type KeySection = 'seen' | 'orders';
@@ -19,12 +20,6 @@ export type KeySection = 'seen' | 'orders';
 /** When things happen; every wait and time of the trigger's own schedules goes through here. */
 export interface TriggerSettings {
 	clock: { now(): number; sleep(ms: number): Promise<void> };
-	/**
-	 * A key this process accepted stays pending (added to every static data this process writes) until
-	 * a request that began this long after its acceptance reads it back: no request of another process
-	 * that read an older copy can still be under way then (each answers within the service's 10 s).
-	 */
-	confirmAfterMs: number;
 	/** the sample of "Listen for test event": first asked for `firstMs` after create(), then every `retryMs`, `attempts` times */
 	sample: { firstMs: number; retryMs: number; attempts: number };
 	/** a test delivery the service has not attempted yet is read again `pendingReads` times, `pendingWaitMs` apart */
@@ -44,7 +39,6 @@ export const DEFAULT_SETTINGS: TriggerSettings = {
 		now: () => transportClock().now(),
 		sleep: async (ms) => await transportClock().sleep(ms),
 	},
-	confirmAfterMs: 15_000,
 	sample: { firstMs: 500, retryMs: 1_000, attempts: 6 },
 	probe: { pendingReads: 5, pendingWaitMs: 1_000 },
 	catchUpCheck: { firstMs: 20_000, retryMs: 60_000 },
@@ -66,9 +60,6 @@ export type KeyToSave =
 	| { section: 'seen'; key: string; expiresAt: number }
 	| { section: 'orders'; key: string; createdAt: number };
 
-/** A key this process accepted and has not yet read back from the static data (TriggerSettings.confirmAfterMs). */
-export type PendingKey = KeyToSave & { acceptedAt: number };
-
 /** Deliveries refused since the last accepted event (reported on that event's item). */
 export interface Refusals {
 	count: number;
@@ -89,8 +80,13 @@ export interface Listening {
 export class EndpointMemory {
 	constructor(readonly url: string) {}
 
-	/** keys added and not yet confirmed, by `section:key`: duplicate checks and writes take them in too */
-	readonly pending = new Map<string, PendingKey>();
+	/**
+	 * This process's copy of the endpoint's key sections: every request joins the static
+	 * data it loaded into them and writes them back whole (store.ts), so a save of another process
+	 * that read an older copy cannot make this process forget a key; keys leave only when they expire.
+	 */
+	readonly seen = new KeySet();
+	readonly orders = new KeySet();
 	/** the newest cursor this process reached (the service's clock, Unix ms) */
 	cursor = -Infinity;
 	/** deliveries and orders being processed now, by key: a concurrent copy (or catch-up) waits for the first */
@@ -110,16 +106,8 @@ export class EndpointMemory {
 	lastReadAt = -Infinity;
 	/** order keys that last read found after its window and not run: the next catch-up check reads again for them */
 	marginKeys: string[] = [];
-	/** set when the workflow was deactivated */
-	forgotten = false;
 	/** the HMAC keys of the secrets the record held at the last request, set up (store.ts `verificationKeys`) */
 	signingKeys = new Map<string, KeyObject>();
-
-	/** True when this process added `key` to `section` and it is not confirmed (a `seen` key only until it expires). */
-	isPending(section: KeySection, key: string, nowMs: number): boolean {
-		const entry = this.pending.get(pendingName(section, key));
-		return entry !== undefined && (entry.section === 'orders' || entry.expiresAt > nowMs);
-	}
 
 	/** Marks `keys` as being processed (a delivery of one of them waits); returns what ends that. */
 	hold(keys: string[]): () => void {
@@ -131,17 +119,6 @@ export class EndpointMemory {
 			release();
 		};
 	}
-
-	/** Adds keys this process accepted at `nowMs`. */
-	accept(keys: KeyToSave[], nowMs: number): void {
-		for (const one of keys)
-			this.pending.set(pendingName(one.section, one.key), { ...one, acceptedAt: nowMs });
-	}
-}
-
-/** The name a key is pending under: the same key may be pending in both sections. */
-export function pendingName(section: KeySection, key: string): string {
-	return `${section}:${key}`;
 }
 
 /** This process's part of the trigger: its settings and the memory of every endpoint it served. */
@@ -169,29 +146,14 @@ export class TriggerProcess {
 		return memory;
 	}
 
-	/** The memory of the endpoint at `url` of workflow `workflowId`, if there is one, taken out of the registry. */
-	forget(workflowId: string, url: string): EndpointMemory | undefined {
-		const scope = `${workflowId}|${url}`;
-		const memory = this.endpoints.get(scope);
-		this.endpoints.delete(scope);
-		if (memory) memory.forgotten = true;
-		return memory;
+	/** Forgets the endpoint at `url` of workflow `workflowId` (its workflow was deactivated). */
+	forget(workflowId: string, url: string): void {
+		this.endpoints.delete(`${workflowId}|${url}`);
 	}
 
 	/** Forgets every endpoint, as the end of the process does (tests: a restart). */
 	forgetAll(): void {
-		for (const memory of this.endpoints.values()) memory.forgotten = true;
 		this.endpoints.clear();
-	}
-
-	/** Keys of `section` pending in this process, at `url` or at every URL. */
-	pendingCount(section: KeySection, url?: string): number {
-		let count = 0;
-		for (const memory of this.endpoints.values()) {
-			if (url !== undefined && memory.url !== url) continue;
-			for (const entry of memory.pending.values()) if (entry.section === section) count++;
-		}
-		return count;
 	}
 
 	/** Waits until the sample deliveries being asked for are done. */

@@ -9,25 +9,25 @@
  *
  * | fact                              | where                        | kept                                 | written by                                       | read by               |
  * | --------------------------------- | ---------------------------- | ------------------------------------ | ------------------------------------------------ | --------------------- |
- * | delivery key of an accepted event | static data `seen`           | until the service could resend it    | `accept`; a copy sent again: receive.ts          | `knownAs`             |
- * | order key of a caught-up order    | static data `seen`           | until its event's last retry (~42 h) | `accept`                                         | `knownAs`, catch-up   |
- * | order key of a delivered order    | static data `orders`         | until the cursor passes the order    | `accept`                                         | catch-up              |
- * | cursor (orders before it ran)     | static data `caughtUpTo`     | for good                             | catch-up (receive.ts), activation (lifecycle.ts) | catch-up (catchUp.ts) |
- * | newer cursor of this process      | this process's memory        | until a save of it takes it          | catch-up                                         | `EndpointStore.read`  |
- * | pending keys                      | this process's memory        | until read back 15 s later           | `accept`, trigger()'s catch-up                   | `knownAs`, every save |
+ * | delivery key of an accepted event | `seen`                       | until the service could resend it    | `accept`; a copy sent again: receive.ts          | `knownAs`             |
+ * | order key of a caught-up order    | `seen`                       | until its event's last retry (~42 h) | `accept`                                         | `knownAs`, catch-up   |
+ * | order key of a delivered order    | `orders`                     | until the cursor passes the order    | `accept`                                         | catch-up              |
+ * | cursor (orders before it ran)     | `caughtUpTo`                 | for good                             | catch-up (receive.ts), activation (lifecycle.ts) | catch-up (catchUp.ts) |
  * | in-flight keys                    | this process's memory        | while a request handles them         | `waitAndHold`, catch-up                          | `waitAndHold`         |
  * | run keys                          | n8n's `processed_data` table | the last 2,000                       | `notRunBefore`                                   | `notRunBefore`        |
  * | claim of a catch-up window        | the service's idempotency    | 24 h                                 | catch-up                                         | catch-up elsewhere    |
  *
- * The static data sections are per webhook URL and are written into a request's copy (store.ts
- * `EndpointStore`), which n8n saves when the request's result says so (`resultThatSaves`).
+ * `seen`, `orders` and `caughtUpTo` are kept twice, alike: in the workflow's static data, per webhook
+ * URL, which n8n saves when a request's result says so (`resultThatSaves`); and in this process's
+ * memory of the endpoint (memory.ts), which every request joins the static data into and writes back
+ * whole (store.ts `EndpointStore`).
  *
- * Why the static data is not enough: n8n loads it anew for every request and saves it whole when the
- * request ends, last writer wins, so a save of a request that read an older copy can drop a key
- * another request accepted meanwhile. The pending keys put it back (this process's own), and the run
- * keys, in n8n's database shared by every process, catch what still passes: a copy that reached another
- * webhook processor, or came before the first's save. The static data stays the first check because
- * it starts no run at all.
+ * Why twice: n8n loads the static data anew for every request and saves it whole when the request
+ * ends, last writer wins, so a save of a request that read an older copy can drop a key another
+ * request accepted meanwhile. This process's copy puts it back with its next save, so only another
+ * process, or a restart before that save, can miss it; the run keys, in n8n's database shared by
+ * every process, catch what passes then. The static data stays the first check because it starts no
+ * run at all.
  *
  * Saving: the node cannot save the static data itself; n8n saves what a request changed when
  * webhook() returns `noWebhookResponse: true`, before it starts the run with the request's items.
@@ -42,8 +42,9 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
+import { KEY_LENGTH } from './keySet';
 import type { EndpointMemory, KeyToSave, TriggerProcess } from './memory';
-import { KEY_LENGTH, type EndpointStore } from './store';
+import type { EndpointStore } from './store';
 
 export const ORDER_CREATED = 'order.created';
 
@@ -122,7 +123,7 @@ export function retentionFor(ageMs: number): number {
 /**
  * Whether a delivery is known, and as what: its delivery key ('duplicate'), or, for an order.created,
  * its order's key as a caught-up order ('order-caught-up'); in the static data or this process's
- * pending keys.
+ * copy of it.
  */
 export function knownAs(
 	store: EndpointStore,
@@ -160,19 +161,9 @@ export function caughtUpKeys(caughtUp: IDataObject[], nowMs: number): KeyToSave[
 	}));
 }
 
-/**
- * Accepts `keys`: into the request's view of the static data and, on the production URL, this
- * process's pending keys (written into every save of this process until read back).
- */
-export function accept(
-	store: EndpointStore,
-	memory: EndpointMemory,
-	keys: KeyToSave[],
-	production: boolean,
-	nowMs: number,
-): void {
+/** Accepts `keys`: into the request's view, which is this process's copy and goes into every save it makes. */
+export function accept(store: EndpointStore, keys: KeyToSave[]): void {
 	for (const one of keys) store.add(one);
-	if (production) memory.accept(keys, nowMs);
 }
 
 /** Waits while a request of this process handles one of `keys`, then holds them; returns what releases them. */

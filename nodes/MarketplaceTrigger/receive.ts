@@ -12,7 +12,7 @@
  *       order; concurrent copies in this process wait for the first (`waitAndHold`). 2xx, no run.
  *    b. enrich: the current state (option), and the orders a gap may have lost (catchUp.ts). A
  *       transient failure is answered 503 and nothing is added, so the service's retry is processed.
- *    c. accept (once.ts `accept`): the keys go into the static data and this process's pending keys.
+ *    c. accept (once.ts `accept`): the keys go into the static data and this process's copy of it.
  *    d. hand over: the items go to a run, and the run answers the service once it has started
  *       (run.ts), so the service is paced to what n8n can start.
  *
@@ -97,10 +97,7 @@ export function receiveWith(getTriggerProcess: () => TriggerProcess) {
 			request: this.getRequestObject() as RawRequest,
 			now,
 			memory,
-			store: EndpointStore.read(this.getWorkflowStaticData('node'), url, memory, {
-				nowMs: now,
-				afterMs: triggerProcess.settings.confirmAfterMs,
-			}),
+			store: EndpointStore.read(this.getWorkflowStaticData('node'), url, memory),
 		};
 
 		// 1. verify
@@ -183,7 +180,6 @@ async function acceptEvent(
 	subscribed: string[],
 ): Promise<IWebhookResponseData> {
 	const { ctx, store, memory, now } = d;
-	const production = ctx.getMode() === 'webhook';
 	// the verified webhook-id header, which the service makes equal to the event's id (run.ts keys the item's id)
 	const webhookId = verified.id;
 	const key = deliveryKey(webhookId);
@@ -229,9 +225,9 @@ async function acceptEvent(
 		if ('retryLater' in caught) return answer(d, 503, caught.retryLater);
 		const { catchUp, noticeDue } = caught;
 
-		// c. accept: the keys this run makes known, into the request's copy and this process's pending keys
+		// c. accept: the keys this run makes known, into this process's copy of the static data
 		const keys = keysToAccept(event, key, order && catchUp ? order : undefined, caught.items, now);
-		accept(store, memory, keys, production, now);
+		accept(store, keys);
 
 		// d. hand over
 		const json = itemOf(d, event, state, options);
@@ -343,7 +339,7 @@ async function catchUpOnCheckDelivery(
 		if ('retryLater' in caught) return answer(d, 503, caught.retryLater);
 		if (caught.items.length === 0)
 			return acknowledge(d, 'test-event', { ...testEvent, ...caught.note });
-		accept(store, memory, caughtUpKeys(caught.items, now), true, now);
+		accept(store, caughtUpKeys(caught.items, now));
 		// the notice goes with the orders it explains; with none, the next event shows it
 		const notice = noticeDue && { ...noticeDue, ...caught.note };
 		if (noticeDue) noticeShown(d, noticeDue);

@@ -9,8 +9,8 @@
  *   ("Listen for test event") never overwrite each other.
  * - record (`endpoints[url]`): the endpoint's id, signing secret(s), event types, the missed-events
  *   notice still to show, and when a delivery was last verified.
- * - key, seen, orders, cursor, pending keys: the facts that keep each event once, in the table
- *   at the top of once.ts (what each holds, for how long, who writes and reads it).
+ * - key, seen, orders, cursor: the facts that keep each event once, in the table at the top of
+ *   once.ts (what each holds, for how long, who writes and reads it).
  * - missed window (`missed[url]`): a Disabled endpoint that deactivation deleted, told on the first
  *   event after the next activation.
  *
@@ -21,6 +21,7 @@ import type { KeyObject } from 'node:crypto';
 
 import { isRecord } from '../shared/isRecord';
 import { signingKey } from '../shared/webhookVerifier';
+import { KeySet } from './keySet';
 import type { EndpointMemory, KeySection, KeyToSave } from './memory';
 
 /** After a rotation the service signs with the previous secret too, for 24 hours. */
@@ -92,7 +93,8 @@ function writeEntry(data: Bag, name: SectionName, url: string, value: unknown): 
 /**
  * One request's view of the static data of one endpoint: read once when the request begins, and
  * written back, section by section, only where it changed (every write makes n8n save the whole
- * static data). Activation code (with no process memory) uses it the same way.
+ * static data). With this process's memory of the endpoint, its key sections are the memory's copy
+ * with the loaded ones joined in. Activation code (with no process memory) uses it the same way.
  */
 export class EndpointStore {
 	/** the record (a copy: change it, then call `recordChanged`) */
@@ -103,6 +105,8 @@ export class EndpointStore {
 	/** the cursor: the saved one, or this process's if it is newer */
 	cursor: number | undefined;
 	private readonly changed = new Set<SectionName>();
+	/** the key sections as loaded, to write back only what differs */
+	private readonly loaded: { seen: unknown; orders: unknown };
 
 	private constructor(
 		private readonly data: Bag,
@@ -119,26 +123,27 @@ export class EndpointStore {
 			isRecord(missed) && typeof missed.endpointId === 'number'
 				? ({ ...missed } as unknown as MissedWindow)
 				: undefined;
-		this.seen = KeySet.fromState(section(data, 'seen')[url]);
-		this.orders = KeySet.fromState(section(data, 'orders')[url]);
+		this.loaded = { seen: section(data, 'seen')[url], orders: section(data, 'orders')[url] };
+		this.seen = KeySet.fromState(this.loaded.seen);
+		this.orders = KeySet.fromState(this.loaded.orders);
+		if (memory) {
+			memory.seen.join(this.seen);
+			memory.orders.join(this.orders);
+			this.seen = memory.seen;
+			this.orders = memory.orders;
+		}
 		const cursor = section(data, 'caughtUpTo')[url];
 		this.cursor = typeof cursor === 'number' && Number.isFinite(cursor) ? cursor : undefined;
 	}
 
 	/**
 	 * Reads the endpoint's sections of `data`. With this process's `memory` of the endpoint, the view
-	 * also holds what the process knows and a save has not taken yet: its newer cursor, a notice it
-	 * already showed (gone), when it last verified a delivery; `isKnown` also answers from its pending keys.
+	 * also holds what the process knows and a save may not have taken: its keys, its newer cursor, a
+	 * notice it already showed (gone), when it last verified a delivery.
 	 */
-	static read(
-		data: Bag,
-		url: string,
-		memory?: EndpointMemory,
-		confirm?: { nowMs: number; afterMs: number },
-	): EndpointStore {
+	static read(data: Bag, url: string, memory?: EndpointMemory): EndpointStore {
 		const store = new EndpointStore(data, url, memory);
 		if (!memory) return store;
-		if (confirm) store.confirmPending(memory, confirm.nowMs - confirm.afterMs);
 		if (memory.cursor > (store.cursor ?? -Infinity)) store.setCursor(memory.cursor);
 		const record = store.record;
 		if (!record) return store;
@@ -156,18 +161,6 @@ export class EndpointStore {
 		if (!record || ms - (record.lastVerifiedAt ?? 0) < VERIFIED_AT_STEP_MS) return;
 		record.lastVerifiedAt = ms;
 		this.changed.add('endpoints');
-	}
-
-	/** Pending keys accepted before `acceptedBefore` that this copy holds are confirmed: no longer pending. */
-	private confirmPending(memory: EndpointMemory, acceptedBefore: number): void {
-		for (const [name, pending] of memory.pending) {
-			if (pending.acceptedAt > acceptedBefore) continue;
-			const held =
-				pending.section === 'seen'
-					? this.seen.has(pending.key, pending.expiresAt - 1)
-					: this.orders.includes(pending.key) || (this.cursor ?? -Infinity) > pending.createdAt;
-			if (held) memory.pending.delete(name);
-		}
 	}
 
 	/**
@@ -200,16 +193,15 @@ export class EndpointStore {
 		return [...keys.values()];
 	}
 
-	/** True when `key` ran: in `seen` until its expiry, in `orders` until the cursor passes it; or pending in this process. */
+	/** True when `key` ran: in `seen` until its expiry, in `orders` until the cursor passes it. */
 	isKnown(section: KeySection, key: string, nowMs: number): boolean {
-		if (this.memory?.isPending(section, key, nowMs)) return true;
 		return section === 'seen' ? this.seen.has(key, nowMs) : this.orders.includes(key);
 	}
 
 	/** Adds one key: to `seen` until it expires, or to `orders` with its order's creation time. */
 	add(one: KeyToSave): void {
-		const ms = one.section === 'seen' ? one.expiresAt : one.createdAt;
-		if (this.keys(one.section).keep(one.key, ms)) this.changed.add(one.section);
+		if (one.section === 'seen') this.seen.keep(one.key, one.expiresAt);
+		else this.orders.keep(one.key, one.createdAt);
 	}
 
 	setCursor(ms: number | undefined): void {
@@ -233,21 +225,17 @@ export class EndpointStore {
 	}
 
 	/**
-	 * Writes what changed into the static data (n8n saves it when the request or hook ends), with the
-	 * keys this process has not confirmed yet.
+	 * Writes what differs from what was loaded into the static data (n8n saves it when the request or
+	 * hook ends): with this process's memory, every key it holds.
 	 */
 	writeBack(nowMs: number): void {
-		for (const pending of this.memory?.pending.values() ?? []) this.add(pending);
 		const { data, url } = this;
-		if (this.changed.has('seen')) {
-			this.seen.prune(nowMs);
-			writeEntry(data, 'seen', url, this.seen.toState());
-		}
-		if (this.changed.has('orders')) {
-			// an order is kept only until the cursor has passed it
-			if (this.cursor !== undefined) this.orders.prune(this.cursor);
+		this.seen.prune(nowMs);
+		if (!this.seen.isStoredAs(this.loaded.seen)) writeEntry(data, 'seen', url, this.seen.toState());
+		// an order is kept only until the cursor has passed it
+		if (this.cursor !== undefined) this.orders.prune(this.cursor);
+		if (!this.orders.isStoredAs(this.loaded.orders))
 			writeEntry(data, 'orders', url, this.orders.toState());
-		}
 		if (this.changed.has('caughtUpTo')) writeEntry(data, 'caughtUpTo', url, this.cursor);
 		if (this.changed.has('endpoints'))
 			writeEntry(data, 'endpoints', url, this.record && JSON.parse(JSON.stringify(this.record)));
@@ -255,177 +243,4 @@ export class EndpointStore {
 			writeEntry(data, 'missed', url, this.missed && { ...this.missed });
 		this.changed.clear();
 	}
-
-	private keys(section: KeySection): KeySet {
-		return section === 'seen' ? this.seen : this.orders;
-	}
-}
-
-/** Keys kept at most; beyond it the keys that expire first are dropped first. */
-export const DEFAULT_MAX_ENTRIES = 10_000;
-
-/** Length of a key (once.ts `deliveryKey`: 72 bits of a SHA-256 digest in base64url). */
-export const KEY_LENGTH = 12;
-
-const MINUTE_MS = 60_000;
-const KEY_PATTERN = /^[A-Za-z0-9_-]*$/;
-
-export interface DedupState {
-	v: 2;
-	/** expiry minute (Unix minutes, base 36) -> the keys expiring then, concatenated */
-	e: Record<string, string>;
-}
-
-/**
- * The keys by expiry minute, each bucket its keys concatenated as they are stored: loading a stored
- * copy, pruning it and saving it cost one step per minute, not per id, and a lookup is a string
- * search, so the work of a delivery does not grow with the number of ids kept.
- */
-export class KeySet {
-	/** expiry minute (Unix minutes, rounded up, so an id is never forgotten early) -> keys concatenated */
-	private readonly buckets = new Map<number, string>();
-	private count = 0;
-	private index?: Map<string, number>;
-
-	constructor(readonly maxEntries: number = DEFAULT_MAX_ENTRIES) {
-		if (!(Number.isInteger(maxEntries) && maxEntries > 0))
-			throw new RangeError('maxEntries must be a positive integer');
-	}
-
-	/** Rebuilds a store from its serialised state; malformed buckets are skipped. */
-	static fromState(state: unknown, maxEntries: number = DEFAULT_MAX_ENTRIES): KeySet {
-		const store = new KeySet(maxEntries);
-		const e = state && typeof state === 'object' ? (state as { e?: unknown }).e : undefined;
-		if (!e || typeof e !== 'object') return store;
-		for (const [minuteText, keys] of Object.entries(e as Record<string, unknown>)) {
-			const minute = parseInt(minuteText, 36);
-			// a minute before 2160 (Unix minutes below 1e8): anything else is not a state this store wrote
-			if (
-				!Number.isSafeInteger(minute) ||
-				minute <= 0 ||
-				minute >= 1e8 ||
-				minute.toString(36) !== minuteText
-			)
-				continue;
-			if (
-				typeof keys !== 'string' ||
-				keys.length === 0 ||
-				keys.length % KEY_LENGTH !== 0 ||
-				!KEY_PATTERN.test(keys)
-			)
-				continue;
-			store.buckets.set(minute, keys);
-			store.count += keys.length / KEY_LENGTH;
-		}
-		store.trim();
-		return store;
-	}
-
-	get size(): number {
-		return this.count;
-	}
-
-	/** True when `key` is kept and has not expired at `nowMs`. */
-	has(key: string, nowMs: number): boolean {
-		const minute = this.expiryOf(key);
-		return minute !== undefined && minute * MINUTE_MS > nowMs;
-	}
-
-	/** True when `key` is in the set, whatever its minute (`orders`: the minute is a creation time). */
-	includes(key: string): boolean {
-		return this.expiryOf(key) !== undefined;
-	}
-
-	/** Keeps `key` until at least `untilMs` (a later expiry it already has is kept); true if this store changed. */
-	keep(key: string, untilMs: number): boolean {
-		const changed = this.keepUntilMinute(key, Math.ceil(untilMs / MINUTE_MS));
-		this.trim();
-		return changed;
-	}
-
-	/** Drops the keys whose minute is at or before `nowMs`. */
-	prune(nowMs: number): void {
-		for (const [minute, keys] of [...this.buckets]) {
-			if (minute * MINUTE_MS > nowMs) continue;
-			this.dropKeys(minute, keys, '');
-		}
-	}
-
-	toState(): DedupState {
-		const e: Record<string, string> = {};
-		for (const minute of this.sortedMinutes()) e[minute.toString(36)] = this.buckets.get(minute)!;
-		return { v: 2, e };
-	}
-
-	/** The latest expiry minute of `key`, if it is stored. */
-	private expiryOf(key: string): number | undefined {
-		return this.minutes().get(key);
-	}
-
-	/**
-	 * Every key's minute, made at the first lookup: a request looks up each key its process holds
-	 * pending (about 15 s of traffic), which one string search each made grow with the set's size.
-	 */
-	private minutes(): Map<string, number> {
-		if (this.index) return this.index;
-		const index = new Map<string, number>();
-		for (const [minute, keys] of this.buckets)
-			for (let i = 0; i < keys.length; i += KEY_LENGTH) {
-				const key = keys.slice(i, i + KEY_LENGTH);
-				// a key stored under two minutes (a hand-edited state) counts with the later one
-				if ((index.get(key) ?? -Infinity) < minute) index.set(key, minute);
-			}
-		return (this.index = index);
-	}
-
-	private keepUntilMinute(key: string, minute: number): boolean {
-		const current = this.expiryOf(key);
-		if (current !== undefined && current >= minute) return false;
-		if (current !== undefined) {
-			const keys = this.buckets.get(current)!;
-			const at = indexOfKey(keys, key);
-			const rest = keys.slice(0, at) + keys.slice(at + KEY_LENGTH);
-			if (rest) this.buckets.set(current, rest);
-			else this.buckets.delete(current);
-			this.count--;
-		}
-		this.buckets.set(minute, (this.buckets.get(minute) ?? '') + key);
-		this.index?.set(key, minute);
-		this.count++;
-		return true;
-	}
-
-	/** Replaces the keys of bucket `minute` by `kept` (a tail of them), forgetting the others. */
-	private dropKeys(minute: number, keys: string, kept: string): void {
-		if (kept) this.buckets.set(minute, kept);
-		else this.buckets.delete(minute);
-		this.count -= (keys.length - kept.length) / KEY_LENGTH;
-		if (!this.index) return;
-		for (let i = 0; i < keys.length - kept.length; i += KEY_LENGTH) {
-			const key = keys.slice(i, i + KEY_LENGTH);
-			if (this.index.get(key) === minute) this.index.delete(key);
-		}
-	}
-
-	private sortedMinutes(): number[] {
-		return [...this.buckets.keys()].sort((a, b) => a - b);
-	}
-
-	/** Beyond `maxEntries`, drops the keys that expire first. */
-	private trim(): void {
-		for (const minute of this.count > this.maxEntries ? this.sortedMinutes() : []) {
-			const keys = this.buckets.get(minute)!;
-			const over = (this.count - this.maxEntries) * KEY_LENGTH;
-			if (over <= 0) return;
-			this.dropKeys(minute, keys, over >= keys.length ? '' : keys.slice(over));
-		}
-	}
-}
-
-/** Where `key` starts in `keys` (concatenated keys), at a key boundary; -1 if absent. */
-function indexOfKey(keys: string, key: string): number {
-	for (let at = keys.indexOf(key); at >= 0; at = keys.indexOf(key, at + 1)) {
-		if (at % KEY_LENGTH === 0) return at;
-	}
-	return -1;
 }

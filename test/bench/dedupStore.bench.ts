@@ -15,7 +15,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { KeySet, DEFAULT_MAX_ENTRIES } from '../../nodes/MarketplaceTrigger/store';
+import { KeySet, DEFAULT_MAX_ENTRIES } from '../../nodes/MarketplaceTrigger/keySet';
 import { RETRY_GAPS_MS, retentionFor } from '../../nodes/MarketplaceTrigger/once';
 import { deliveryKey } from '../../nodes/MarketplaceTrigger/once';
 import { codeVersion, percentile } from './n8nBench';

@@ -11,16 +11,15 @@
  * Protocol: one n8n per setting (n8n's defaults; N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true), booted one
  * after the other; per concurrency level, --per-level deliveries per target in slices of --slice,
  * the order of the targets rotating slice by slice (W F T, F T W, T W F, ...), from a keep-alive load
- * generator. None of the three waits for its execution before answering, so after each slice the
+ * generator. None of the three waits for its execution to end before answering, so after each slice the
  * script waits until n8n has finished the slice's executions: "end to end" = accepted / (send time +
- * that drain). The trigger's own save requests (saveViaOwnWebhook.ts) are n8n work no row counts as a delivery;
- * the later ones can fall into the next slice, which the rotation spreads over all three targets.
+ * that drain).
  *
  * Isolates per delivery: n8n serves Prometheus metrics with N8N_METRICS=true and counts every
  * expression isolate (bridge) it hands out as n8n_expression_pool_acquired_total. After the
  * throughput levels, each target in turn gets --isolate-deliveries deliveries at concurrency 1 with
- * nothing else running; the counter's change, read after the executions ended and (for T) after the
- * trigger's last save request could have run (confirmAfterMs + 2 s), divided by the deliveries.
+ * nothing else running; the counter's change, read after the executions ended and (for T) a margin
+ * later, divided by the deliveries.
  *
  * Guarantees, checked after each setting: one execution per accepted delivery and (T) one per
  * distinct event id; a tampered delivery gets 401 and the next accepted event's item carries the
@@ -90,7 +89,7 @@ import type { Json } from '../json';
 const COMMAND = '.ci/with-node24 node -r ts-node/register/transpile-only test/bench/floor.bench.ts';
 const RESULTS = join(__dirname, 'results', 'trigger-floor.md');
 const ISOLATES = 'n8n_expression_pool_acquired_total';
-/** The save loop's confirmAfterMs plus a margin: by then the trigger's last save request for a delivery has run. */
+/** A margin after T's last execution: by then every request of the trigger has ended. */
 const SETTLE_TAIL_MS = 12_000;
 
 /** Goal: T at least this fraction of F's end-to-end rate at these levels, in every setting. */
@@ -535,8 +534,7 @@ async function main() {
 		}
 		lines.push('');
 		lines.push(
-			`For T the counter is read ${SETTLE_TAIL_MS / 1000} s after its last execution ended, so it includes the trigger's own save requests for those ` +
-				"deliveries (each a webhook request of n8n's, which takes an isolate under the defaults). Under the defaults one isolate of each delivery is its execution's.",
+			`For T the counter is read ${SETTLE_TAIL_MS / 1000} s after its last execution ended. Under the defaults one isolate of each delivery is its execution's.`,
 		);
 		lines.push('');
 	}

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 
-import { KeySet, DEFAULT_MAX_ENTRIES, KEY_LENGTH } from '../../nodes/MarketplaceTrigger/store';
+import { KeySet, DEFAULT_MAX_ENTRIES, KEY_LENGTH } from '../../nodes/MarketplaceTrigger/keySet';
 import {
 	CLOCK_TOLERANCE_MS,
 	RETENTION_SLACK_MS,

@@ -10,6 +10,7 @@ import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTr
 import type { TriggerSettings } from '../../nodes/MarketplaceTrigger/memory';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { createTriggerHarness, type TriggerHarness } from '../engine/harness';
+import { WORKFLOW_ID } from '../engine/triggers';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbox';
 
 export type { TriggerHarness };
@@ -23,14 +24,12 @@ export async function wakeChecks(): Promise<void> {
 }
 
 /**
- * The trigger's settings in the engine tests, injected through the node's constructor: a key is
- * confirmed by the first request that reads it back (the harness is one process unless a test
- * shares a database), the sample is asked for at once (the harness saves create()'s static data as
- * it returns), and trigger()'s check is woken by the test. The clock stays the transport's, so a
+ * The trigger's settings in the engine tests, injected through the node's constructor: the sample
+ * is asked for at once (the harness saves create()'s static data as it returns), and trigger()'s
+ * check is woken by the test. The clock stays the transport's, so a
  * stepped clock moves the trigger's waits too. Tests of a schedule pass their own settings.
  */
 export const HARNESS_SETTINGS: Partial<TriggerSettings> = {
-	confirmAfterMs: 0,
 	sample: { firstMs: 0, retryMs: 0, attempts: 6 },
 	wake: (_ctx, onWake) => {
 		wakes.add(onWake);
@@ -43,13 +42,13 @@ export function triggerOf(harness: TriggerHarness): MarketplaceTrigger {
 	return harness.nodeType as MarketplaceTrigger;
 }
 
-/** Keys of `section` this harness's process has not confirmed yet (at `url`, or every URL). */
-export function pendingCount(
+/** Keys of `section` this harness's process holds in its memory of the endpoint at `url`. */
+export function heldInMemory(
 	harness: TriggerHarness,
-	url?: string,
+	url: string,
 	section: 'seen' | 'orders' = 'seen',
 ): number {
-	return triggerOf(harness).triggerProcess.pendingCount(section, url);
+	return triggerOf(harness).triggerProcess.memoryOf(WORKFLOW_ID, url)[section].size;
 }
 
 /** A restart of n8n: the process's memory of every endpoint is gone, the static data stays. */
