@@ -194,7 +194,7 @@ async function catchUpHere(
 		memory.caughtUpSinceStart = true;
 		// closed meanwhile (deactivation, shutdown): the next activation's check brings these orders
 		if (!result.ran || state.closed) return;
-		memory.cursor = Math.max(memory.cursor, result.to);
+		store.setCursor(result.to);
 		accept(store, caughtUpKeys(result.events, nowMs));
 		if (result.events.length > 0) ctx.emit([result.events.map((json) => ({ json }))]);
 	} finally {

@@ -87,7 +87,7 @@ export class EndpointMemory {
 	 */
 	readonly seen = new KeySet();
 	readonly orders = new KeySet();
-	/** the newest cursor this process reached (the service's clock, Unix ms) */
+	/** this process's copy of the cursor: the newest it reached (the service's clock, Unix ms) */
 	cursor = -Infinity;
 	/** deliveries and orders being processed now, by key: a concurrent copy (or catch-up) waits for the first */
 	readonly inFlight = new Map<string, Promise<void>>();

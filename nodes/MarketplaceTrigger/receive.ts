@@ -285,9 +285,8 @@ async function catchUpWithDelivery(
 	const sentAt = verified.timestamp * 1000;
 	const resent =
 		isOrder && eventAt >= (store.cursor ?? Infinity) && eventAt < sentAt - IN_FLIGHT_MS;
-	// nothing says what came before: the cursor starts here (kept by this process until a save takes it)
-	if (catchUp && store.cursor === undefined && Number.isFinite(eventAt))
-		store.setCursor((memory.cursor = Math.max(memory.cursor, eventAt)));
+	// nothing says what came before: the cursor starts here
+	if (catchUp && store.cursor === undefined && Number.isFinite(eventAt)) store.setCursor(eventAt);
 	const window = catchUp
 		? dueWindow(store, memory, { eventAt, resentAt: resent ? sentAt : undefined }, noticeDue)
 		: undefined;
@@ -328,8 +327,7 @@ async function catchUpOnCheckDelivery(
 	)
 		return acknowledge(d, 'test-event', testEvent);
 	// nothing says what came before: the cursor starts where this request's window would end
-	if (store.cursor === undefined)
-		store.setCursor((memory.cursor = Math.max(memory.cursor, now - IN_FLIGHT_MS)));
+	if (store.cursor === undefined) store.setCursor(now - IN_FLIGHT_MS);
 	const noticeDue = noticeDueOf(d);
 	const window = dueWindow(store, memory, { eventAt: now, selfStarted: true }, noticeDue);
 	let releaseCaughtUp = () => {};
@@ -396,7 +394,6 @@ async function catchUpMissed(
 		memory.caughtUpSinceStart = true;
 		if (!result.ran) return { items: [], note: { catchUp: result.reason } };
 		store.setCursor(result.to);
-		memory.cursor = Math.max(memory.cursor, result.to);
 		return { items: result.events, note: { caughtUpOrders: result.events.length } };
 	} catch (error) {
 		const failure = readFailure(error);

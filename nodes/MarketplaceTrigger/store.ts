@@ -204,8 +204,10 @@ export class EndpointStore {
 		else this.orders.keep(one.key, one.createdAt);
 	}
 
+	/** Sets the cursor; this process's copy keeps the newest it reached. */
 	setCursor(ms: number | undefined): void {
 		this.cursor = ms;
+		if (this.memory && ms !== undefined) this.memory.cursor = Math.max(this.memory.cursor, ms);
 		this.changed.add('caughtUpTo');
 	}
 
