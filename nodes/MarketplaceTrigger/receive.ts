@@ -80,6 +80,8 @@ interface Delivery {
 	now: number;
 	store: EndpointStore;
 	memory: EndpointMemory;
+	/** what this request holds among this process's in-flight keys (once.ts), released when it ends */
+	held: Array<() => void>;
 }
 
 /**
@@ -98,6 +100,7 @@ export function receiveWith(getTriggerProcess: () => TriggerProcess) {
 			now,
 			memory,
 			store: EndpointStore.read(this.getWorkflowStaticData('node'), url, memory),
+			held: [],
 		};
 
 		// 1. verify
@@ -184,8 +187,7 @@ async function acceptEvent(
 	const webhookId = verified.id;
 	const key = deliveryKey(webhookId);
 	const order = event.type === ORDER_CREATED ? orderKey(event.data.orderId) : undefined;
-	const release = await waitAndHold(memory, order ? [key, order] : [key]);
-	let releaseCaughtUp = () => {};
+	d.held.push(await waitAndHold(memory, order ? [key, order] : [key]));
 	try {
 		// a. duplicate? (of the delivery, or of an order a catch-up brought)
 		const duplicate = knownAs(store, key, order, now);
@@ -212,7 +214,6 @@ async function acceptEvent(
 			});
 		}
 		// the orders a gap may have lost: read only when a catch-up is due (catchUp.ts), about once a minute
-		const hold = (held: string[]) => (releaseCaughtUp = memory.hold(held));
 		const caught = await catchUpWithDelivery(
 			d,
 			event,
@@ -220,7 +221,6 @@ async function acceptEvent(
 			order !== undefined,
 			options,
 			subscribed,
-			hold,
 		);
 		if ('retryLater' in caught) return answer(d, 503, caught.retryLater);
 		const { catchUp, noticeDue } = caught;
@@ -243,9 +243,13 @@ async function acceptEvent(
 		];
 		return resultThatSaves(d.store, d.now, items);
 	} finally {
-		releaseCaughtUp();
-		release();
+		releaseHeld(d);
 	}
+}
+
+/** Releases what the request holds: a copy of its event, or of an order it caught up, may go on. */
+function releaseHeld(d: Delivery): void {
+	for (const release of d.held.splice(0)) release();
 }
 
 /** What the catch-up on a delivery brought: its caught-up items, what the notice says, or a 503 to answer. */
@@ -271,7 +275,6 @@ async function catchUpWithDelivery(
 	isOrder: boolean,
 	options: ReceiveOptions,
 	subscribed: string[],
-	hold: (keys: string[]) => void,
 ): Promise<DeliveryCatchUp> {
 	const { ctx, store, memory } = d;
 	const catchUp =
@@ -290,7 +293,7 @@ async function catchUpWithDelivery(
 	const window = catchUp
 		? dueWindow(store, memory, { eventAt, resentAt: resent ? sentAt : undefined }, noticeDue)
 		: undefined;
-	const caught = window ? await catchUpMissed(d, window, options, hold) : { items: [], note: {} };
+	const caught = window ? await catchUpMissed(d, window, options) : { items: [], note: {} };
 	if ('retryLater' in caught) return caught;
 	if (resent && caught.note.catchUp === 'claimed-by-another-process') {
 		// that process may have brought this order; once its save shows, the service's next attempt is a duplicate
@@ -330,10 +333,8 @@ async function catchUpOnCheckDelivery(
 	if (store.cursor === undefined) store.setCursor(now - IN_FLIGHT_MS);
 	const noticeDue = noticeDueOf(d);
 	const window = dueWindow(store, memory, { eventAt: now, selfStarted: true }, noticeDue);
-	let releaseCaughtUp = () => {};
 	try {
-		const hold = (held: string[]) => (releaseCaughtUp = memory.hold(held));
-		const caught = window ? await catchUpMissed(d, window, options, hold) : { items: [], note: {} };
+		const caught = window ? await catchUpMissed(d, window, options) : { items: [], note: {} };
 		if ('retryLater' in caught) return answer(d, 503, caught.retryLater);
 		if (caught.items.length === 0)
 			return acknowledge(d, 'test-event', { ...testEvent, ...caught.note });
@@ -349,7 +350,7 @@ async function catchUpOnCheckDelivery(
 			})),
 		);
 	} finally {
-		releaseCaughtUp();
+		releaseHeld(d);
 	}
 }
 
@@ -371,12 +372,11 @@ function noticeShown(d: Delivery, notice: MissedEventsNotice): void {
 /** What step 3b's catch-up brought: caught-up order items and what the notice says of them, or a 503 to answer. */
 type CatchUpOutcome = { items: IDataObject[]; note: IDataObject } | { retryLater: IDataObject };
 
-/** Step 3b: the orders a gap may have lost, in the window due; their keys stay held until released. */
+/** Step 3b: the orders a gap may have lost, in the window due; the request holds their keys until it ends. */
 async function catchUpMissed(
 	d: Delivery,
 	window: CatchUpWindow,
 	options: ReceiveOptions,
-	hold: (keys: string[]) => void,
 ): Promise<CatchUpOutcome> {
 	const { store, memory, now } = d;
 	try {
@@ -389,7 +389,7 @@ async function catchUpMissed(
 			now,
 			WITHIN_ANSWER_LIMIT,
 			withCurrent,
-			hold,
+			(keys) => d.held.push(memory.hold(keys)),
 		);
 		memory.caughtUpSinceStart = true;
 		if (!result.ran) return { items: [], note: { catchUp: result.reason } };
