@@ -208,23 +208,38 @@ export async function catchUpOrders(
 	const taken = missed.slice(0, MAX_CAUGHT_UP_PER_RUN);
 	// a delivery of one of these orders arriving meanwhile waits for this catch-up (the caller releases them)
 	hold(taken.map(({ key }) => key));
-	const claim = await apiRequest.call(
-		ctx,
-		{
-			route: 'updateWebhookEndpoint',
-			pathParams: { id: endpointId },
-			body: { status: 'Enabled' },
-			// the window's end too: a later catch-up from the same start (a save of an older copy took
-			// the cursor back) is not taken for this one; overlapping windows are kept apart by run.ts
-			idempotencyKey: `n8n-catch-up-${String(endpointId)}-${window.from}-${window.to}`,
-		},
-		settings,
-	);
-	if (claim.headers['idempotent-replayed'] === 'true')
+	if (!(await claimWindow(ctx, endpointId, window, settings)))
 		return { ran: false, reason: 'claimed-by-another-process' };
 	return {
 		ran: true,
 		events: taken.map(({ order }) => caughtUpEvent(order, { from: window.from, to }, withCurrent)),
 		to,
 	};
+}
+
+/**
+ * Claims `window` for this process: a write that changes nothing (the endpoint's status set to
+ * Enabled, as it is) carrying an Idempotency-Key made of the endpoint and the window. The service
+ * answers a second write with that key, from any process, with the first one's stored answer marked
+ * `Idempotent-Replayed: true`: false then, another process has the window. The window's end is in
+ * the key too, so a later catch-up from the same start (a save of an older copy took the cursor
+ * back) is not taken for this one; overlapping windows are kept apart by run.ts.
+ */
+async function claimWindow(
+	ctx: TransportContext,
+	endpointId: number,
+	window: CatchUpWindow,
+	settings: TransportSettings,
+): Promise<boolean> {
+	const claim = await apiRequest.call(
+		ctx,
+		{
+			route: 'updateWebhookEndpoint',
+			pathParams: { id: endpointId },
+			body: { status: 'Enabled' },
+			idempotencyKey: `n8n-catch-up-${String(endpointId)}-${window.from}-${window.to}`,
+		},
+		settings,
+	);
+	return claim.headers['idempotent-replayed'] !== 'true';
 }

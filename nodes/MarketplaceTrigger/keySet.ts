@@ -19,12 +19,13 @@ export interface DedupState {
 }
 
 /**
- * The keys by expiry minute, each bucket its keys concatenated as they are stored: loading a stored
- * copy, pruning it and saving it cost one step per minute, not per id, and a lookup is a string
- * search, so the work of a delivery does not grow with the number of ids kept.
+ * Keys, each with a minute: in `seen` the minute it expires, in `orders` the minute its order was
+ * created (once.ts). Stored by minute, each bucket its keys concatenated: loading a stored copy,
+ * pruning it and saving it cost one step per minute, not per key; lookups go through an index of
+ * every key, made once (a process's copy keeps it from request to request).
  */
 export class KeySet {
-	/** expiry minute (Unix minutes, rounded up, so an id is never forgotten early) -> keys concatenated */
+	/** minute (Unix minutes, rounded up, so a key is never forgotten early) -> keys concatenated */
 	private readonly buckets = new Map<number, string>();
 	private count = 0;
 	private index?: Map<string, number>;
