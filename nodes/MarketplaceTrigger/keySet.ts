@@ -14,7 +14,7 @@ const KEY_PATTERN = /^[A-Za-z0-9_-]*$/;
 
 export interface DedupState {
 	v: 2;
-	/** expiry minute (Unix minutes, base 36) -> the keys expiring then, concatenated */
+	/** minute (Unix minutes, base 36; KeySet says what it means) -> its keys, concatenated */
 	e: Record<string, string>;
 }
 

@@ -263,7 +263,7 @@ export async function checkEndpointExists(
 	startCatchUp(ctx, store, undefined);
 	store.writeBack(now);
 	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, triggerProcess, endpoint.id, url);
-	else activeAt(ctx, triggerProcess, url, endpoint.id);
+	else tellTriggerWhereToCheck(ctx, triggerProcess, url, endpoint.id);
 	return true;
 }
 
@@ -388,7 +388,7 @@ export async function createEndpoint(
 		);
 	});
 	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, triggerProcess, endpoint.id, url);
-	else activeAt(ctx, triggerProcess, url, endpoint.id);
+	else tellTriggerWhereToCheck(ctx, triggerProcess, url, endpoint.id);
 	return true;
 }
 
@@ -498,7 +498,7 @@ async function duringActivation(
 }
 
 /** Where trigger() of this workflow checks for missed orders (n8n runs it after the hooks, in the same process). */
-function activeAt(
+function tellTriggerWhereToCheck(
 	ctx: IHookFunctions,
 	triggerProcess: TriggerProcess,
 	url: string,

@@ -52,14 +52,19 @@ export const ORDER_CREATED = 'order.created';
 // The keys
 // ---------------------------------------------------------------------------------------------
 
-/** The delivery key of a `webhook-id` (72 bits of its SHA-256: two of 10,000 keys collide with a probability of about 1e-14). */
+/** A key: 72 bits of the SHA-256 of `text` (two of 10,000 keys collide with a probability of about 1e-14). */
+function keyOf(text: string): string {
+	return createHash('sha256').update(text).digest('base64url').slice(0, KEY_LENGTH);
+}
+
+/** The delivery key of a `webhook-id`. */
 export function deliveryKey(webhookId: string): string {
-	return createHash('sha256').update(webhookId).digest('base64url').slice(0, KEY_LENGTH);
+	return keyOf(webhookId);
 }
 
 /** The order key of an order: kept once its order.created event ran or it was caught up. */
 export function orderKey(orderId: unknown): string {
-	return deliveryKey(`${ORDER_CREATED}#${String(orderId)}`);
+	return keyOf(`${ORDER_CREATED}#${String(orderId)}`);
 }
 
 /** Until when a delivery key accepted at `nowMs` is kept: as long as the service could send that event again. */

@@ -12,7 +12,8 @@
  *       order; concurrent copies in this process wait for the first (`waitAndHold`). 2xx, no run.
  *    b. enrich: the current state (option), and the orders a gap may have lost (catchUp.ts). A
  *       transient failure is answered 503 and nothing is added, so the service's retry is processed.
- *    c. accept (once.ts `accept`): the keys go into the static data and this process's copy of it.
+ *    c. accept (once.ts `accept`): the keys go into this process's copy of the static data, which the
+ *       request writes back at its end (`resultThatSaves`).
  *    d. hand over: the items go to a run, and the run answers the service once it has started
  *       (run.ts), so the service is paced to what n8n can start.
  *
