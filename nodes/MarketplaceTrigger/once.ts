@@ -14,7 +14,7 @@
  * | order key of a delivered order    | `orders`                     | until the cursor passes the order    | `accept`                                         | catch-up              |
  * | cursor (orders before it ran)     | `caughtUpTo`                 | for good                             | catch-up (receive.ts), activation (lifecycle.ts) | catch-up (catchUp.ts) |
  * | in-flight keys                    | this process's memory        | while a request handles them         | `waitAndHold`, catch-up                          | `waitAndHold`         |
- * | run keys                          | n8n's `processed_data` table | the last 2,000                       | `notRunBefore`                                   | `notRunBefore`        |
+ * | run keys                          | n8n's `processed_data` table | the last 2,000                       | `recordRunKeys`                                  | `recordRunKeys`       |
  * | claim of a catch-up window        | the service's idempotency    | 24 h                                 | catch-up                                         | catch-up elsewhere    |
  *
  * `seen`, `orders` and `caughtUpTo` are kept twice, alike: in the workflow's static data, per webhook
@@ -212,13 +212,14 @@ export function runKeysOf(json: IDataObject): string[] {
 }
 
 /**
- * The indexes of the items whose first key (a delivered event's delivery key: events are told apart
- * by id, as the service does; a caught-up order's order key) n8n's deduplication store has not
- * recorded; it records all their keys now, so a catch-up later leaves a delivered order out. The calls
+ * Records the keys of a run's items in n8n's deduplication store, and returns the indexes of the
+ * items whose first key (a delivered event's delivery key: events are told apart by id, as the
+ * service does; a caught-up order's order key) it had not recorded before: those run. All their keys
+ * are recorded, so a catch-up later leaves a delivered order out. The calls
  * of one process go one at a time: the store reads and writes one row without a lock, so two at once
  * would lose one's keys. When the store cannot be used the items all pass, with a warning.
  */
-export async function notRunBefore(
+export async function recordRunKeys(
 	ctx: IExecuteFunctions,
 	triggerProcess: TriggerProcess,
 	items: INodeExecutionData[],

@@ -2,7 +2,7 @@
  * execute() of the Marketplace Trigger: the start of every run webhook() or trigger() hands over.
  *
  * 1. once: the items none of whose keys ran before, by n8n's deduplication store (once.ts
- *    `notRunBefore`): a copy that webhook() could not recognise (it reached another webhook processor,
+ *    `recordRunKeys`): a copy that webhook() could not recognise (it reached another webhook processor,
  *    or came while that processor's save was not visible yet) runs nothing here.
  * 2. answer: the delivery that started the run gets its 2xx now that n8n has started the run
  *    (responseMode 'responseNode': n8n writes this answer to the waiting request).
@@ -13,7 +13,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { TriggerProcess } from './memory';
-import { notRunBefore } from './once';
+import { recordRunKeys } from './once';
 
 /** execute() of the node, with this process's part of the trigger. */
 export function runWith(getTriggerProcess: () => TriggerProcess) {
@@ -23,7 +23,7 @@ export function runWith(getTriggerProcess: () => TriggerProcess) {
 		// a run of the editor (a sample, an Execute step) is not an event to keep out of later runs
 		const once = mode === 'webhook' || mode === 'trigger';
 		const kept = once
-			? await notRunBefore(this, getTriggerProcess(), items)
+			? await recordRunKeys(this, getTriggerProcess(), items)
 			: { indexes: items.map((_, i) => i) };
 		const out = kept.indexes.map((i) => ({
 			json: kept.warning ? { ...items[i].json, storageWarning: kept.warning } : items[i].json,
