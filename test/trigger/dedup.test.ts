@@ -177,6 +177,72 @@ test('property: a store behaves like a model (bounded, expiries kept, earliest e
 	);
 });
 
+test('join: the union of two sets, each key with the later of its minutes; isStoredAs tells a stored copy that differs', () => {
+	const a = new KeySet();
+	const b = new KeySet();
+	a.keep(key(1), T0 + 10 * MIN);
+	a.keep(key(2), T0 + 10 * MIN);
+	b.keep(key(2), T0 + 20 * MIN);
+	b.keep(key(3), T0 + 5 * MIN);
+	const bStored = b.toState();
+	a.join(b);
+	expect(a.size).toBe(3);
+	expect(a.has(key(2), T0 + 15 * MIN)).toBe(true);
+	expect(a.has(key(3), T0 + 4 * MIN)).toBe(true);
+	expect(a.isStoredAs(bStored)).toBe(false);
+	expect(a.isStoredAs(JSON.parse(JSON.stringify(a.toState())))).toBe(true);
+	expect(new KeySet().isStoredAs(undefined)).toBe(true);
+	expect(a.isStoredAs(undefined)).toBe(false);
+});
+
+test("property: joining two sets equals keeping every key of both in one (the process's copy loses no key)", () => {
+	const keeps = fc.array(
+		fc.record({ id: fc.integer({ min: 0, max: 20 }), min: fc.integer({ min: 1, max: 60 }) }),
+		{ maxLength: 30 },
+	);
+	fc.assert(
+		fc.property(keeps, keeps, (left, right) => {
+			const a = new KeySet();
+			const b = new KeySet();
+			const both = new KeySet();
+			for (const { id, min } of left) a.keep(key(id), T0 + min * MIN);
+			for (const { id, min } of right) b.keep(key(id), T0 + min * MIN);
+			for (const { id, min } of [...left, ...right]) both.keep(key(id), T0 + min * MIN);
+			a.join(b);
+			expect(a.size).toBe(both.size);
+			for (let m = 0; m <= 61; m++)
+				for (let id = 0; id <= 20; id++)
+					expect(a.has(key(id), T0 + m * MIN)).toBe(both.has(key(id), T0 + m * MIN));
+		}),
+	);
+});
+
+test("EndpointStore with this process's memory: keys another process saved are kept, and a key a save dropped is written again", () => {
+	const memory = new EndpointMemory('url');
+	const saved = (data: Record<string, unknown>) =>
+		KeySet.fromState((data.seen as Record<string, unknown> | undefined)?.url);
+	// another process saved key 1
+	const fromOther = new KeySet();
+	fromOther.keep(key(1), T0 + 30 * MIN);
+	const data: Record<string, unknown> = { seen: { url: fromOther.toState() } };
+	const first = EndpointStore.read(data, 'url', memory);
+	first.add({ section: 'seen', key: key(2), expiresAt: T0 + 30 * MIN });
+	first.writeBack(T0);
+	expect(saved(data).has(key(1), T0)).toBe(true);
+	expect(saved(data).has(key(2), T0)).toBe(true);
+	// a save of an older copy (only key 1) overwrites it; the next request of this process puts key 2 back
+	data.seen = { url: fromOther.toState() };
+	EndpointStore.read(data, 'url', memory).writeBack(T0);
+	expect(saved(data).has(key(2), T0)).toBe(true);
+	// nothing differs from what was loaded: nothing is written, so n8n has nothing to save
+	const unchanged = { seen: data.seen };
+	EndpointStore.read(unchanged, 'url', memory).writeBack(T0);
+	expect(unchanged.seen).toBe(data.seen);
+	// keys leave only when they expire
+	EndpointStore.read(data, 'url', memory).writeBack(T0 + 31 * MIN);
+	expect(saved(data).size).toBe(0);
+});
+
 test('signing keys: set up once per secret, and only while the record holds the secret (a rotation leaves none behind)', () => {
 	const memory = new EndpointMemory('https://n8n.example.com/webhook/x/webhook');
 	const first = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
