@@ -11,7 +11,7 @@
  *                 `catchUpOnCheckDelivery`) and hands the missed orders to a run
  *        not reached (deliveries fail), in a process that receives deliveries (regular mode): this
  *                 process reads the orders itself and emits the ones it does not know as a run; the
- *                 run's check of n8n's deduplication store (run.ts) keeps out any that ran already
+ *                 run's check of n8n's `processed_data` table (run.ts) keeps out any that ran already
  *        failed for a reason the user must fix (a revoked key): a failed execution says so, once
  *
  * The close function n8n calls on deactivation and shutdown stops the cron, waits for a check under

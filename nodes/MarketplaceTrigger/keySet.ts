@@ -35,14 +35,14 @@ export class KeySet {
 			throw new RangeError('maxEntries must be a positive integer');
 	}
 
-	/** Rebuilds a store from its serialised state; malformed buckets are skipped. */
+	/** Rebuilds a set from its stored state; malformed buckets are skipped. */
 	static fromState(state: unknown, maxEntries: number = DEFAULT_MAX_ENTRIES): KeySet {
-		const store = new KeySet(maxEntries);
+		const set = new KeySet(maxEntries);
 		const e = state && typeof state === 'object' ? (state as { e?: unknown }).e : undefined;
-		if (!e || typeof e !== 'object') return store;
+		if (!e || typeof e !== 'object') return set;
 		for (const [minuteText, keys] of Object.entries(e as Record<string, unknown>)) {
 			const minute = parseInt(minuteText, 36);
-			// a minute before 2160 (Unix minutes below 1e8): anything else is not a state this store wrote
+			// a minute before 2160 (Unix minutes below 1e8): anything else is not a state this set wrote
 			if (
 				!Number.isSafeInteger(minute) ||
 				minute <= 0 ||
@@ -57,11 +57,11 @@ export class KeySet {
 				!KEY_PATTERN.test(keys)
 			)
 				continue;
-			store.buckets.set(minute, keys);
-			store.count += keys.length / KEY_LENGTH;
+			set.buckets.set(minute, keys);
+			set.count += keys.length / KEY_LENGTH;
 		}
-		store.trim();
-		return store;
+		set.trim();
+		return set;
 	}
 
 	get size(): number {
@@ -79,7 +79,7 @@ export class KeySet {
 		return this.expiryOf(key) !== undefined;
 	}
 
-	/** Keeps `key` until at least `untilMs` (a later expiry it already has is kept); true if this store changed. */
+	/** Keeps `key` with its minute at `untilMs` or later (a later one it already has stays); true if the set changed. */
 	keep(key: string, untilMs: number): boolean {
 		const changed = this.keepUntilMinute(key, Math.ceil(untilMs / MINUTE_MS));
 		this.trim();

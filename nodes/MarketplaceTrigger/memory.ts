@@ -127,8 +127,8 @@ export class TriggerProcess {
 	private readonly endpoints = new Map<string, EndpointMemory>();
 	/** sample deliveries being asked for, by endpoint id (listening.ts) */
 	readonly listenings = new Map<number, Listening>();
-	/** the last check of n8n's deduplication store in this process: the next waits for it (run.ts) */
-	runKeys: Promise<void> = Promise.resolve();
+	/** the last recording of run keys in this process (once.ts `recordRunKeys`): the next waits for it */
+	runKeysRecorded: Promise<void> = Promise.resolve();
 	/** URLs whose activation hook is checking reachability now: its test delivery is no catch-up check */
 	readonly activating = new Set<string>();
 	/** the production endpoint of each active workflow, as its activation hook left it: where trigger() checks */

@@ -12,7 +12,7 @@
  * | delivery key of an accepted event | `seen`                       | until the service could resend it    | `accept`; a copy sent again: receive.ts          | `knownAs`             |
  * | order key of a caught-up order    | `seen`                       | until its event's last retry (~42 h) | `accept`                                         | `knownAs`, catch-up   |
  * | order key of a delivered order    | `orders`                     | until the cursor passes the order    | `accept`                                         | catch-up              |
- * | cursor (orders before it ran)     | `caughtUpTo`                 | for good                             | catch-up (receive.ts), activation (lifecycle.ts) | catch-up (catchUp.ts) |
+ * | cursor (orders before it ran)     | `caughtUpTo`                 | for good                             | catch-ups (`setCursor`), activation              | catch-up (catchUp.ts) |
  * | in-flight keys                    | this process's memory        | while a request handles them         | `waitAndHold`, catch-up                          | `waitAndHold`         |
  * | run keys                          | n8n's `processed_data` table | the last 2,000                       | `recordRunKeys`                                  | `recordRunKeys`       |
  * | claim of a catch-up window        | the service's idempotency    | 24 h                                 | catch-up                                         | catch-up elsewhere    |
@@ -166,7 +166,11 @@ export function caughtUpKeys(caughtUp: IDataObject[], nowMs: number): KeyToSave[
 	}));
 }
 
-/** Accepts `keys`: into the request's view, which is this process's copy and goes into every save it makes. */
+/**
+ * Accepts `keys` into this process's copy of the key sections: the request's store holds that copy
+ * itself, not one of its own (store.ts), so other requests of this process see them at once, and
+ * `resultThatSaves` writes them into the static data.
+ */
 export function accept(store: EndpointStore, keys: KeyToSave[]): void {
 	for (const one of keys) store.add(one);
 }
@@ -197,7 +201,7 @@ export function resultThatSaves(
 // execute(): the run-side check
 // ---------------------------------------------------------------------------------------------
 
-/** Keys the deduplication store keeps for this node; older ones give way (n8n's `maxEntries`). */
+/** Keys n8n's `processed_data` table keeps for this node; older ones give way (n8n's `maxEntries`). */
 export const RUN_KEYS_KEPT = 2_000;
 
 /**
@@ -212,7 +216,7 @@ export function runKeysOf(json: IDataObject): string[] {
 }
 
 /**
- * Records the keys of a run's items in n8n's deduplication store, and returns the indexes of the
+ * Records the keys of a run's items in n8n's `processed_data` table, and returns the indexes of the
  * items whose first key (a delivered event's delivery key: events are told apart by id, as the
  * service does; a caught-up order's order key) it had not recorded before: those run. All their keys
  * are recorded, so a catch-up later leaves a delivered order out. The calls
@@ -231,8 +235,8 @@ export async function recordRunKeys(
 			maxEntries: RUN_KEYS_KEPT,
 		});
 	// once more after a failure: two processes' first records at once fail one on the row's key
-	const check = triggerProcess.runKeys.then(async () => await record().catch(record));
-	triggerProcess.runKeys = check.then(
+	const check = triggerProcess.runKeysRecorded.then(async () => await record().catch(record));
+	triggerProcess.runKeysRecorded = check.then(
 		() => undefined,
 		() => undefined,
 	);

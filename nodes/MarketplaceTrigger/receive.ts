@@ -74,9 +74,10 @@ type RawRequest = ReturnType<IWebhookFunctions['getRequestObject']> & {
 };
 
 /** One request: what every step reads, read once. */
-interface Delivery {
+interface WebhookRequest {
 	ctx: IWebhookFunctions;
-	request: RawRequest;
+	/** the HTTP request as n8n hands it over */
+	http: RawRequest;
 	/** the transport's clock, read once for the whole request */
 	now: number;
 	store: EndpointStore;
@@ -95,9 +96,9 @@ export function receiveWith(getTriggerProcess: () => TriggerProcess) {
 		const triggerProcess = getTriggerProcess();
 		const memory = triggerProcess.memoryOf(this.getWorkflow().id ?? '', url);
 		const now = transportClock().now();
-		const d: Delivery = {
+		const req: WebhookRequest = {
 			ctx: this,
-			request: this.getRequestObject() as RawRequest,
+			http: this.getRequestObject() as RawRequest,
 			now,
 			memory,
 			store: EndpointStore.read(this.getWorkflowStaticData('node'), url, memory),
@@ -105,97 +106,97 @@ export function receiveWith(getTriggerProcess: () => TriggerProcess) {
 		};
 
 		// 1. verify
-		if (!Buffer.isBuffer(d.request.rawBody) && typeof d.request.readRawBody === 'function')
-			await d.request.readRawBody();
-		const rawBody = Buffer.isBuffer(d.request.rawBody) ? d.request.rawBody : undefined;
+		if (!Buffer.isBuffer(req.http.rawBody) && typeof req.http.readRawBody === 'function')
+			await req.http.readRawBody();
+		const rawBody = Buffer.isBuffer(req.http.rawBody) ? req.http.rawBody : undefined;
 		if (!rawBody)
-			return answer(d, 500, {
+			return answer(req, 500, {
 				error: 'raw-body-unavailable',
 				message: 'The request body could not be read',
 			});
 		const verdict = verifyWebhook({
-			headers: d.request.headers,
+			headers: req.http.headers,
 			rawBody,
-			secrets: d.store.verificationKeys(d.now),
-			nowSeconds: Math.floor(d.now / 1000),
+			secrets: req.store.verificationKeys(req.now),
+			nowSeconds: Math.floor(req.now / 1000),
 		});
 		if (!verdict.ok) {
 			// the activation check's test delivery, before n8n saved the secret: it proves n8n is reachable, refused as expected
 			if (isActivationProbe(rawBody, verdict.reason))
-				return answer(d, 401, { error: 'invalid-signature', reason: verdict.reason });
-			const webhookId = d.request.headers['webhook-id'];
+				return answer(req, 401, { error: 'invalid-signature', reason: verdict.reason });
+			const webhookId = req.http.headers['webhook-id'];
 			const refusal = await refuse(
 				this,
-				d.store,
+				req.store,
 				memory,
 				verdict,
 				webhookId,
-				d.now,
+				req.now,
 				WITHIN_ANSWER_LIMIT,
 			);
-			return answer(d, 401, refusal);
+			return answer(req, 401, refusal);
 		}
 		const event = parseEnvelope(rawBody);
 		if (!event)
-			return answer(d, 400, {
+			return answer(req, 400, {
 				error: 'malformed-event',
 				message: 'The body is not an event envelope',
 			});
 
 		// 2. what kind of message
-		memory.lastVerifiedAt = d.now;
-		d.store.verifiedAt(d.now);
+		memory.lastVerifiedAt = req.now;
+		req.store.verifiedAt(req.now);
 		// authentic, and also signed with a secret the trigger does not hold: rotated elsewhere (for 24
 		// hours after the trigger's own recovery, the other holder's secret is the service's previous one)
-		const record = d.store.record;
+		const record = req.store.record;
 		if (
 			verdict.unknownSignatures > 0 &&
 			record !== undefined &&
-			!(d.now - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
+			!(req.now - (record.recoveredAt ?? 0) < SECRET_OVERLAP_MS)
 		)
-			await recoverSecret(this, d.store, memory, d.now, WITHIN_ANSWER_LIMIT);
+			await recoverSecret(this, req.store, memory, req.now, WITHIN_ANSWER_LIMIT);
 		const options = this.getNodeParameter('options', {}) as ReceiveOptions;
 		const subscribed: string[] = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
 		if (event.type === TEST_EVENT_TYPE) {
 			const sample = await sampleItems(this, event, subscribed, options);
-			if (sample) return resultThatSaves(d.store, d.now, sample);
+			if (sample) return resultThatSaves(req.store, req.now, sample);
 			if (options.emitTestEvents !== true)
 				return await catchUpOnCheckDelivery(
-					d,
+					req,
 					options,
 					subscribed,
 					triggerProcess.activating.has(url),
 				);
 		} else if (!subscribed.includes(event.type)) {
-			return acknowledge(d, 'event-type-not-subscribed', { type: event.type });
+			return acknowledge(req, 'event-type-not-subscribed', { type: event.type });
 		}
 
 		// 3. the event
-		return await acceptEvent(d, event, verdict, options, subscribed);
+		return await acceptEvent(req, event, verdict, options, subscribed);
 	};
 }
 
 /** Step 3: a verified event the workflow subscribes to. */
 async function acceptEvent(
-	d: Delivery,
+	req: WebhookRequest,
 	event: EventEnvelope,
 	verified: { id: string; timestamp: number },
 	options: ReceiveOptions,
 	subscribed: string[],
 ): Promise<IWebhookResponseData> {
-	const { ctx, store, memory, now } = d;
+	const { ctx, store, memory, now } = req;
 	// the verified webhook-id header, which the service makes equal to the event's id (run.ts keys the item's id)
 	const webhookId = verified.id;
 	const key = deliveryKey(webhookId);
 	const order = event.type === ORDER_CREATED ? orderKey(event.data.orderId) : undefined;
-	d.held.push(await waitAndHold(memory, order ? [key, order] : [key]));
+	req.held.push(await waitAndHold(memory, order ? [key, order] : [key]));
 	try {
 		// a. duplicate? (of the delivery, or of an order a catch-up brought)
 		const duplicate = knownAs(store, key, order, now);
 		if (duplicate) {
 			// the service sent it again, so it did not get an answer: keep it from this attempt on
 			store.add({ section: 'seen', key, expiresAt: deliveryKeptUntil(event.createdAt, now) });
-			return acknowledge(d, duplicate, {
+			return acknowledge(req, duplicate, {
 				id: webhookId,
 				...(duplicate === 'order-caught-up' ? { orderId: event.data.orderId as number } : {}),
 			});
@@ -208,7 +209,7 @@ async function acceptEvent(
 				`Marketplace Trigger could not read the current state of ${event.id}; asking the service to retry`,
 				state.retryLater,
 			);
-			return answer(d, 503, {
+			return answer(req, 503, {
 				error: 'current-state-unavailable',
 				retry: true,
 				...state.retryLater,
@@ -216,14 +217,14 @@ async function acceptEvent(
 		}
 		// the orders a gap may have lost: read only when a catch-up is due (catchUp.ts), about once a minute
 		const caught = await catchUpWithDelivery(
-			d,
+			req,
 			event,
 			verified,
 			order !== undefined,
 			options,
 			subscribed,
 		);
-		if ('retryLater' in caught) return answer(d, 503, caught.retryLater);
+		if ('retryLater' in caught) return answer(req, 503, caught.retryLater);
 		const { catchUp, noticeDue } = caught;
 
 		// c. accept: the keys this run makes known, into this process's copy of the static data
@@ -231,9 +232,9 @@ async function acceptEvent(
 		accept(store, keys);
 
 		// d. hand over
-		const json = itemOf(d, event, state, options);
+		const json = itemOf(req, event, state, options);
 		if (noticeDue) {
-			noticeShown(d, noticeDue);
+			noticeShown(req, noticeDue);
 			// the process that claimed the catch-up shows the notice with its orders
 			if (caught.note.catchUp !== 'claimed-by-another-process')
 				json.notice = { ...noticeDue, ...caught.note } as unknown as IDataObject;
@@ -242,15 +243,15 @@ async function acceptEvent(
 			...caught.items.map((item) => ({ json: { ...item, notice: json.notice } })),
 			{ json },
 		];
-		return resultThatSaves(d.store, d.now, items);
+		return resultThatSaves(req.store, req.now, items);
 	} finally {
-		releaseHeld(d);
+		releaseHeld(req);
 	}
 }
 
 /** Releases what the request holds: a copy of its event, or of an order it caught up, may go on. */
-function releaseHeld(d: Delivery): void {
-	for (const release of d.held.splice(0)) release();
+function releaseHeld(req: WebhookRequest): void {
+	for (const release of req.held.splice(0)) release();
 }
 
 /** What the catch-up on a delivery brought: its caught-up items, what the notice says, or a 503 to answer. */
@@ -270,19 +271,19 @@ type DeliveryCatchUp =
  * in the claim across processes; while another process holds it, it is answered 503.
  */
 async function catchUpWithDelivery(
-	d: Delivery,
+	req: WebhookRequest,
 	event: EventEnvelope,
 	verified: { timestamp: number },
 	isOrder: boolean,
 	options: ReceiveOptions,
 	subscribed: string[],
 ): Promise<DeliveryCatchUp> {
-	const { ctx, store, memory } = d;
+	const { ctx, store, memory } = req;
 	const catchUp =
 		ctx.getMode() === 'webhook' &&
 		options.catchUpMissedOrders !== false &&
 		subscribed.includes(ORDER_CREATED);
-	const noticeDue = noticeDueOf(d);
+	const noticeDue = noticeDueOf(req);
 	const eventAt = Date.parse(event.createdAt);
 	// an order sent again (its attempt came after the in-flight margin) that the cursor has not
 	// passed: another process may be catching it up right now, so this delivery takes part in the claim
@@ -294,7 +295,7 @@ async function catchUpWithDelivery(
 	const window = catchUp
 		? dueWindow(store, memory, { eventAt, resentAt: resent ? sentAt : undefined }, noticeDue)
 		: undefined;
-	const caught = window ? await catchUpMissed(d, window, options) : { items: [], note: {} };
+	const caught = window ? await catchUpMissed(req, window, options) : { items: [], note: {} };
 	if ('retryLater' in caught) return caught;
 	if (resent && caught.note.catchUp === 'claimed-by-another-process') {
 		// that process may have brought this order; once its save shows, the service's next attempt is a duplicate
@@ -314,12 +315,12 @@ async function catchUpWithDelivery(
  * 2xx and starts nothing.
  */
 async function catchUpOnCheckDelivery(
-	d: Delivery,
+	req: WebhookRequest,
 	options: ReceiveOptions,
 	subscribed: string[],
 	activating: boolean,
 ): Promise<IWebhookResponseData> {
-	const { ctx, store, memory, now } = d;
+	const { ctx, store, memory, now } = req;
 	const testEvent = {
 		hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries',
 	};
@@ -329,20 +330,20 @@ async function catchUpOnCheckDelivery(
 		options.catchUpMissedOrders === false ||
 		!subscribed.includes(ORDER_CREATED)
 	)
-		return acknowledge(d, 'test-event', testEvent);
+		return acknowledge(req, 'test-event', testEvent);
 	// nothing says what came before: the cursor starts where this request's window would end
 	if (store.cursor === undefined) store.setCursor(now - IN_FLIGHT_MS);
-	const noticeDue = noticeDueOf(d);
+	const noticeDue = noticeDueOf(req);
 	const window = dueWindow(store, memory, { eventAt: now, selfStarted: true }, noticeDue);
 	try {
-		const caught = window ? await catchUpMissed(d, window, options) : { items: [], note: {} };
-		if ('retryLater' in caught) return answer(d, 503, caught.retryLater);
+		const caught = window ? await catchUpMissed(req, window, options) : { items: [], note: {} };
+		if ('retryLater' in caught) return answer(req, 503, caught.retryLater);
 		if (caught.items.length === 0)
-			return acknowledge(d, 'test-event', { ...testEvent, ...caught.note });
+			return acknowledge(req, 'test-event', { ...testEvent, ...caught.note });
 		accept(store, caughtUpKeys(caught.items, now));
 		// the notice goes with the orders it explains; with none, the next event shows it
 		const notice = noticeDue && { ...noticeDue, ...caught.note };
-		if (noticeDue) noticeShown(d, noticeDue);
+		if (noticeDue) noticeShown(req, noticeDue);
 		return resultThatSaves(
 			store,
 			now,
@@ -351,23 +352,23 @@ async function catchUpOnCheckDelivery(
 			})),
 		);
 	} finally {
-		releaseHeld(d);
+		releaseHeld(req);
 	}
 }
 
 /** The missed-events notice still to show with this request's items, if this process has not shown it. */
-function noticeDueOf(d: Delivery): MissedEventsNotice | undefined {
-	const notice = d.store.record?.missedEvents;
-	return notice !== undefined && !d.memory.shownNotices.has(notice.reEnabledAt)
+function noticeDueOf(req: WebhookRequest): MissedEventsNotice | undefined {
+	const notice = req.store.record?.missedEvents;
+	return notice !== undefined && !req.memory.shownNotices.has(notice.reEnabledAt)
 		? notice
 		: undefined;
 }
 
 /** The notice is on this run's items: not shown again by this process, and gone from the record n8n saves. */
-function noticeShown(d: Delivery, notice: MissedEventsNotice): void {
-	d.memory.shownNotices.add(notice.reEnabledAt);
-	delete d.store.record!.missedEvents;
-	d.store.recordChanged();
+function noticeShown(req: WebhookRequest, notice: MissedEventsNotice): void {
+	req.memory.shownNotices.add(notice.reEnabledAt);
+	delete req.store.record!.missedEvents;
+	req.store.recordChanged();
 }
 
 /** What step 3b's catch-up brought: caught-up order items and what the notice says of them, or a 503 to answer. */
@@ -375,22 +376,22 @@ type CatchUpOutcome = { items: IDataObject[]; note: IDataObject } | { retryLater
 
 /** Step 3b: the orders a gap may have lost, in the window due; the request holds their keys until it ends. */
 async function catchUpMissed(
-	d: Delivery,
+	req: WebhookRequest,
 	window: CatchUpWindow,
 	options: ReceiveOptions,
 ): Promise<CatchUpOutcome> {
-	const { store, memory, now } = d;
+	const { store, memory, now } = req;
 	try {
 		const withCurrent = options.fetchCurrentState === true;
 		const result = await catchUpOrders(
-			d.ctx,
+			req.ctx,
 			window,
 			store,
 			memory,
 			now,
 			WITHIN_ANSWER_LIMIT,
 			withCurrent,
-			(keys) => d.held.push(memory.hold(keys)),
+			(keys) => req.held.push(memory.hold(keys)),
 		);
 		memory.caughtUpSinceStart = true;
 		if (!result.ran) return { items: [], note: { catchUp: result.reason } };
@@ -399,7 +400,7 @@ async function catchUpMissed(
 	} catch (error) {
 		const failure = readFailure(error);
 		if (!isTransient(failure)) return { items: [], note: { catchUpError: failure.message } };
-		d.ctx.logger.warn(
+		req.ctx.logger.warn(
 			`Marketplace Trigger could not read the orders a gap may have lost (${failure.message}); asking the service to retry`,
 		);
 		return { retryLater: { error: 'catch-up-unavailable', retry: true, message: failure.message } };
@@ -408,7 +409,7 @@ async function catchUpMissed(
 
 /** The event's item: the envelope, what the options add, and what this process has to tell (refusals, storage). */
 function itemOf(
-	d: Delivery,
+	req: WebhookRequest,
 	event: EventEnvelope,
 	state: CurrentState,
 	options: ReceiveOptions,
@@ -421,23 +422,27 @@ function itemOf(
 	};
 	if (state.current !== undefined) json.current = state.current as IDataObject;
 	if (state.currentError !== undefined) json.currentError = state.currentError;
-	if (options.includeHeaders === true) json.headers = d.request.headers as IDataObject;
-	if (d.memory.refusals) {
-		json.refusedDeliveries = { ...d.memory.refusals };
-		d.memory.refusals = undefined;
+	if (options.includeHeaders === true) json.headers = req.http.headers as IDataObject;
+	if (req.memory.refusals) {
+		json.refusedDeliveries = { ...req.memory.refusals };
+		req.memory.refusals = undefined;
 	}
 	return json;
 }
 
 /** Answers the request now (it starts no run), then ends it like every request. */
-function answer(d: Delivery, status: number, body: IDataObject): IWebhookResponseData {
-	d.ctx.getResponseObject().status(status).json(body);
-	return resultThatSaves(d.store, d.now);
+function answer(req: WebhookRequest, status: number, body: IDataObject): IWebhookResponseData {
+	req.ctx.getResponseObject().status(status).json(body);
+	return resultThatSaves(req.store, req.now);
 }
 
 /** 2xx for a delivery that starts nothing. */
-function acknowledge(d: Delivery, reason: string, extra: IDataObject = {}): IWebhookResponseData {
-	return answer(d, 200, { received: true, ignored: reason, ...extra });
+function acknowledge(
+	req: WebhookRequest,
+	reason: string,
+	extra: IDataObject = {},
+): IWebhookResponseData {
+	return answer(req, 200, { received: true, ignored: reason, ...extra });
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * execute() of the Marketplace Trigger: the start of every run webhook() or trigger() hands over.
  *
- * 1. once: the items none of whose keys ran before, by n8n's deduplication store (once.ts
+ * 1. once: the items none of whose keys ran before, by n8n's `processed_data` table (once.ts
  *    `recordRunKeys`): a copy that webhook() could not recognise (it reached another webhook processor,
  *    or came while that processor's save was not visible yet) runs nothing here.
  * 2. answer: the delivery that started the run gets its 2xx now that n8n has started the run
@@ -21,8 +21,8 @@ export function runWith(getTriggerProcess: () => TriggerProcess) {
 		const items = this.getInputData();
 		const mode = this.getMode();
 		// a run of the editor (a sample, an Execute step) is not an event to keep out of later runs
-		const once = mode === 'webhook' || mode === 'trigger';
-		const kept = once
+		const publishedRun = mode === 'webhook' || mode === 'trigger';
+		const kept = publishedRun
 			? await recordRunKeys(this, getTriggerProcess(), items)
 			: { indexes: items.map((_, i) => i) };
 		const out = kept.indexes.map((i) => ({
