@@ -32,6 +32,16 @@
  * Saving: the node cannot save the static data itself; n8n saves what a request changed when
  * webhook() returns `noWebhookResponse: true`, before it starts the run with the request's items.
  * Every request ends in `resultThatSaves`, so every request's changes are saved that way.
+ *
+ * Where an accepted event is written, in order (the first durable record is n8n's save, step 3):
+ *
+ *   webhook()  1. knownAs: known? --yes--> 2xx `ignored`, no run (the copy's key is kept longer)
+ *                 | no
+ *              2. accept: its keys into this process's copy           (memory: this process only)
+ *              3. resultThatSaves: the copy into the static data;
+ *                 n8n saves it, then starts the run                   (database: survives a restart)
+ *   execute()  4. recordRunKeys: its keys into `processed_data`;
+ *                 an item whose key is there already runs nothing     (database: every process)
  */
 import { createHash } from 'node:crypto';
 
