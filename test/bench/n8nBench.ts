@@ -170,7 +170,10 @@ export function signature(secret: string, id: string, timestamp: number, body: s
 	return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
-export function orderCreatedEvent(id = `evt_${randomUUID()}`, orderId = 1001) {
+/** Order ids of hand-made events: one order per order.created event, as the service sends them. */
+let nextOrderId = 1_000_001;
+
+export function orderCreatedEvent(id = `evt_${randomUUID()}`, orderId = nextOrderId++) {
 	return {
 		id,
 		type: 'order.created',

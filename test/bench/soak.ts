@@ -114,7 +114,7 @@ async function main() {
 
 	const valid: Planned[] = Array.from({ length: nValid }, (_, i) => ({
 		kind: 'valid',
-		event: orderCreatedEvent(`evt_valid_${i}_${randomUUID()}`, 1001 + (i % 96)),
+		event: orderCreatedEvent(`evt_valid_${i}_${randomUUID()}`),
 	}));
 	const plans: Planned[] = [...valid];
 	for (let i = 0; i < nDuplicate; i++)
@@ -122,12 +122,12 @@ async function main() {
 	for (let i = 0; i < nTampered; i++)
 		plans.push({
 			kind: i % 2 === 0 ? 'tampered-body' : 'tampered-signature',
-			event: orderCreatedEvent(`evt_tampered_${i}_${randomUUID()}`, 1001 + (i % 96)),
+			event: orderCreatedEvent(`evt_tampered_${i}_${randomUUID()}`),
 		});
 	for (let i = 0; i < nStale; i++)
 		plans.push({
 			kind: 'stale',
-			event: orderCreatedEvent(`evt_stale_${i}_${randomUUID()}`, 1001 + (i % 96)),
+			event: orderCreatedEvent(`evt_stale_${i}_${randomUUID()}`),
 			staleBySeconds: 301 + ((i * 37) % 600),
 		});
 	const order = shuffle(plans, seed);

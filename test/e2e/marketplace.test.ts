@@ -706,6 +706,13 @@ let firstDeliveryId: number;
 let firstEventId: string;
 /** Ids of events accepted (and run) before the restart: their dedup must survive it. */
 const acceptedBeforeRestart: string[] = [];
+/** The order of each event sent by hand: one order per order.created event, as the service sends them. */
+const orderOf = new Map<string, number>();
+/** `count` new orders of brand 1 at the sandbox, made without an event. */
+async function newOrderIds(count: number): Promise<number[]> {
+	const made = await sandbox.control.generateOrders({ count, brandId: 1 });
+	return Array.from({ length: made.created }, (_, i) => made.firstId + i);
+}
 
 describe('Marketplace Trigger in a real n8n', () => {
 	test('the test URL (editor\'s "listen for test event"): registers /webhook-test/..., one event runs once, then its endpoint is deleted', async () => {
@@ -816,10 +823,12 @@ describe('Marketplace Trigger in a real n8n', () => {
 	test('concurrency: 4 simultaneous copies of one event start one run; 6 simultaneous distinct events start six', async () => {
 		const before = (await webhookExecutions(WF.orderArrives)).length;
 		const copyId = `msg_e2e_copies_${Date.now()}`;
+		const [copyOrder, ...distinctOrders] = await newOrderIds(7);
+		orderOf.set(copyId, copyOrder);
 		const copies = await Promise.all(
 			[0, 1, 2, 3].map(() =>
 				sandbox.control.send(endpointId, {
-					event: { id: copyId, type: 'order.created', data: { brandId: 1, orderId: 1001 } },
+					event: { id: copyId, type: 'order.created', data: { brandId: 1, orderId: copyOrder } },
 				}),
 			),
 		);
@@ -830,13 +839,14 @@ describe('Marketplace Trigger in a real n8n', () => {
 					event: {
 						id: `msg_e2e_distinct_${i}_${Date.now()}`,
 						type: 'order.created',
-						data: { brandId: 1, orderId: 1001 },
+						data: { brandId: 1, orderId: distinctOrders[i] },
 					},
 				}),
 			),
 		);
 		expect(distinct.map((c) => c.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
 		acceptedBeforeRestart.push(copyId, ...distinct.map((d) => d.webhookId));
+		distinct.forEach((d, i) => orderOf.set(d.webhookId, distinctOrders[i]));
 		await waitFor('seven executions', async () =>
 			(await webhookExecutions(WF.orderArrives)).length >= before + 7 ? true : undefined,
 		);
@@ -850,8 +860,9 @@ describe('Marketplace Trigger in a real n8n', () => {
 
 	test('an untouched signed delivery of a new event via the same path does start one run (control for the 401s)', async () => {
 		const before = (await webhookExecutions(WF.orderArrives)).length;
+		const [orderId] = await newOrderIds(1);
 		const sent = await sandbox.control.send(endpointId, {
-			event: { type: 'order.created', data: { brandId: 1, orderId: 1001 } },
+			event: { type: 'order.created', data: { brandId: 1, orderId } },
 		});
 		expect(sent.statusCode).toBe(200);
 		const list = await waitFor('one more execution', async () => {
@@ -860,6 +871,7 @@ describe('Marketplace Trigger in a real n8n', () => {
 		});
 		expect(nodeOutput(list[before], 'Order Created')[0].id).toBe(sent.webhookId);
 		acceptedBeforeRestart.push(sent.webhookId);
+		orderOf.set(sent.webhookId, orderId);
 	});
 
 	test("every answer is the trigger's own JSON: 12 accepted in a row, a duplicate, an unsubscribed type", async () => {
@@ -872,7 +884,7 @@ describe('Marketplace Trigger in a real n8n', () => {
 				id,
 				type,
 				createdAt: new Date().toISOString(),
-				data: { brandId: 1, orderId: 1001 },
+				data: { brandId: 1, orderId: orderOf.get(id) ?? 1001 },
 			});
 			const timestamp = new Date();
 			const res = await fetch(url, {
@@ -888,6 +900,7 @@ describe('Marketplace Trigger in a real n8n', () => {
 			return [res.status, await res.json()];
 		};
 		const ids = Array.from({ length: 12 }, (_, i) => `msg_e2e_body_${i}_${Date.now()}`);
+		(await newOrderIds(ids.length)).forEach((orderId, i) => orderOf.set(ids[i], orderId));
 		for (const id of ids) expect(await post(id)).toEqual([200, { received: true, id }]);
 		expect(await post(ids[0])).toEqual([200, { received: true, ignored: 'duplicate', id: ids[0] }]);
 		expect(await post(`msg_e2e_other_${Date.now()}`, 'order.shipped')).toEqual([
@@ -1108,17 +1121,19 @@ describe('after a restart of n8n', () => {
 		});
 		// Five events at once, then nothing for a few seconds: their ids must be saved without any
 		// later delivery to carry them (checked after the restart, below).
+		const burstOrders = await newOrderIds(5);
 		const burst = await Promise.all(
-			[0, 1, 2, 3, 4].map((i) =>
+			burstOrders.map((orderId, i) =>
 				sandbox.control.send(endpointId, {
 					event: {
 						id: `msg_e2e_burst_${i}_${Date.now()}`,
 						type: 'order.created',
-						data: { brandId: 1, orderId: 1001 },
+						data: { brandId: 1, orderId },
 					},
 				}),
 			),
 		);
+		burst.forEach((b, i) => orderOf.set(b.webhookId, burstOrders[i]));
 		expect(burst.map((b) => b.statusCode)).toEqual([200, 200, 200, 200, 200]);
 		acceptedBeforeRestart.push(...burst.map((b) => b.webhookId));
 		await waitFor("the burst's executions", async () =>
@@ -1179,7 +1194,7 @@ describe('after a restart of n8n', () => {
 		const resent = await Promise.all(
 			acceptedBeforeRestart.map((id) =>
 				sandbox.control.send(endpointId, {
-					event: { id, type: 'order.created', data: { brandId: 1, orderId: 1001 } },
+					event: { id, type: 'order.created', data: { brandId: 1, orderId: orderOf.get(id)! } },
 				}),
 			),
 		);
