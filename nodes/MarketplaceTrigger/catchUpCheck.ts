@@ -177,7 +177,7 @@ async function catchUpHere(
 	transport: TransportSettings,
 	nowMs: number,
 ): Promise<void> {
-	const window = dueWindow(store, memory, { eventAt: nowMs, selfStarted: true }, undefined);
+	const window = dueWindow(store, memory, { nowMs, serviceNowMs: nowMs }, undefined);
 	if (!window) return;
 	let release = () => {};
 	try {
@@ -193,7 +193,7 @@ async function catchUpHere(
 		);
 		memory.caughtUpSinceStart = true;
 		// closed meanwhile (deactivation, shutdown): the next activation's check brings these orders
-		if (!result.ran || state.closed) return;
+		if (state.closed) return;
 		store.setCursor(result.to);
 		accept(store, caughtUpKeys(result.events, nowMs));
 		if (result.events.length > 0) ctx.emit([result.events.map((json) => ({ json }))]);

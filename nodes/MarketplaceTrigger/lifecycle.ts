@@ -109,22 +109,16 @@ export function missedEventsNotice(
 }
 
 /**
- * The cursor on activation: a production endpoint made now (`endpointCreatedAt`, the service's clock)
- * starts the catch-up then; an endpoint found already registered with no cursor starts at its first
- * delivery (the service's clock again; when it was made, orders may have run without their keys
- * kept). A cursor kept from an earlier activation stays, so a workflow published again picks up the
- * orders created while it was unpublished, as the polling trigger does. With the option off there is
- * no cursor, so turning it on again starts then.
+ * The cursor on activation, when none is kept: `since`, when the endpoint was made (the service's
+ * clock) or, for an endpoint found already registered, now (orders before it may have run without
+ * their keys kept). A cursor kept from an earlier activation stays, so a workflow published again
+ * picks up the orders created while it was unpublished, as the polling trigger does. With the option
+ * off there is no cursor, so turning it on again starts then.
  */
-function startCatchUp(
-	ctx: IHookFunctions,
-	store: EndpointStore,
-	endpointCreatedAt: string | undefined,
-): void {
+function startCatchUp(ctx: IHookFunctions, store: EndpointStore, since: number): void {
 	const options = ctx.getNodeParameter('options', {}) as { catchUpMissedOrders?: boolean };
 	if (ctx.getMode() === 'manual') return;
 	if (options.catchUpMissedOrders === false) return store.setCursor(undefined);
-	const since = Date.parse(endpointCreatedAt ?? '');
 	if (store.cursor === undefined && Number.isFinite(since)) store.setCursor(since);
 }
 
@@ -260,7 +254,7 @@ export async function checkEndpointExists(
 	}
 	store.record = record;
 	store.recordChanged();
-	startCatchUp(ctx, store, undefined);
+	startCatchUp(ctx, store, now);
 	store.writeBack(now);
 	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, triggerProcess, endpoint.id, url);
 	else tellTriggerWhereToCheck(ctx, triggerProcess, url, endpoint.id);
@@ -375,7 +369,7 @@ export async function createEndpoint(
 	}
 	store.record = record;
 	store.recordChanged();
-	startCatchUp(ctx, store, endpoint.createdAt);
+	startCatchUp(ctx, store, endpoint.createdAt ? Date.parse(endpoint.createdAt) : now);
 	store.writeBack(now);
 	// not reached: the endpoint is of no use, and n8n's retry (or the next listening) creates it again
 	await duringActivation(triggerProcess, url, async () => {

@@ -99,7 +99,7 @@ export class EndpointMemory {
 	lastVerifiedAt?: number;
 	/** whether this process has caught up since it started */
 	caughtUpSinceStart = false;
-	/** the last catch-up stopped at the most orders one run brings: the next delivery goes on */
+	/** the last catch-up stopped at the most orders one run brings: the next check reads again a minute later */
 	backlog = false;
 	refusals?: Refusals;
 	/** when this process last read the order list to catch up (the transport's clock) */

@@ -15,7 +15,6 @@
  * | cursor (orders before it ran)     | `caughtUpTo`                 | for good                             | catch-ups (`setCursor`), activation              | catch-up (catchUp.ts) |
  * | in-flight keys                    | this process's memory        | while a request handles them         | `waitAndHold`, catch-up                          | `waitAndHold`         |
  * | run keys                          | n8n's `processed_data` table | the last 2,000                       | `recordRunKeys`                                  | `recordRunKeys`       |
- * | claim of a catch-up window        | the service's idempotency    | 24 h                                 | catch-up                                         | catch-up elsewhere    |
  *
  * `seen`, `orders` and `caughtUpTo` are kept twice, alike: in the workflow's static data, per webhook
  * URL, which n8n saves when a request's result says so (`resultThatSaves`); and in this process's
@@ -151,12 +150,11 @@ export function knownAs(
 	return undefined;
 }
 
-/** The keys a run of an event makes known: its delivery, its order (with the catch-up on), the orders it caught up. */
+/** The keys a run of an event makes known: its delivery, and its order (with the catch-up on). */
 export function keysToAccept(
 	event: { createdAt: string },
 	key: string,
 	order: string | undefined,
-	caughtUp: IDataObject[],
 	nowMs: number,
 ): KeyToSave[] {
 	const keys: KeyToSave[] = [
@@ -164,7 +162,7 @@ export function keysToAccept(
 	];
 	const createdAt = Date.parse(event.createdAt);
 	if (order && Number.isFinite(createdAt)) keys.push({ section: 'orders', key: order, createdAt });
-	return [...keys, ...caughtUpKeys(caughtUp, nowMs)];
+	return keys;
 }
 
 /** The keys of caught-up orders: kept in `seen` as long as the service may still deliver their event. */
@@ -227,11 +225,10 @@ export function runKeysOf(json: IDataObject): string[] {
 
 /**
  * Records the keys of a run's items in n8n's `processed_data` table, and returns the indexes of the
- * items whose first key (a delivered event's delivery key: events are told apart by id, as the
- * service does; a caught-up order's order key) it had not recorded before: those run. All their keys
- * are recorded, so a catch-up later leaves a delivered order out. The calls
- * of one process go one at a time: the store reads and writes one row without a lock, so two at once
- * would lose one's keys. When the store cannot be used the items all pass, with a warning.
+ * items none of whose keys it had recorded before: those run. So a copy of a delivered event, a
+ * delivery of an order a catch-up brought, and a catch-up of an order whose event ran all run
+ * nothing. The calls of one process go one at a time: the table's row is read and written without a
+ * lock, so two at once would lose one's keys. When it cannot be used the items all pass, with a warning.
  */
 export async function recordRunKeys(
 	ctx: IExecuteFunctions,
@@ -252,7 +249,9 @@ export async function recordRunKeys(
 	);
 	try {
 		const processed = new Set((await check).processed.map(String));
-		return { indexes: keys.flatMap(([first], i) => (processed.has(first) ? [] : [i])) };
+		return {
+			indexes: keys.flatMap((itemKeys, i) => (itemKeys.some((k) => processed.has(k)) ? [] : [i])),
+		};
 	} catch (error) {
 		const message = (error as Error).message;
 		ctx.logger.warn(`Marketplace Trigger could not use n8n's deduplication store: ${message}`);

@@ -10,22 +10,17 @@
  * 3. the event (`acceptEvent`):
  *    a. known? (once.ts `knownAs`): its delivery key, or an order.created's order key as a caught-up
  *       order; concurrent copies in this process wait for the first (`waitAndHold`). 2xx, no run.
- *    b. enrich: the current state (option), and the orders a gap may have lost (catchUp.ts). A
- *       transient failure is answered 503 and nothing is added, so the service's retry is processed.
+ *    b. enrich: the current state (option). A transient failure is answered 503 and nothing is
+ *       added, so the service's retry is processed.
  *    c. accept (once.ts `accept`): the keys go into this process's copy of the static data, which the
  *       request writes back at its end (`resultThatSaves`).
- *    d. hand over: the items go to a run, and the run answers the service once it has started
+ *    d. hand over: the item goes to a run, and the run answers the service once it has started
  *       (run.ts), so the service is paced to what n8n can start.
  *
  * Every request ends in once.ts `resultThatSaves`: n8n saves the static data the request changed, then
  * starts the run with its items, if any.
  */
-import type {
-	IDataObject,
-	INodeExecutionData,
-	IWebhookFunctions,
-	IWebhookResponseData,
-} from 'n8n-workflow';
+import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import { normaliseEventTypes } from '../shared/routes';
 import { transportClock } from '../shared/transport/clock';
@@ -163,6 +158,7 @@ export function receiveWith(getTriggerProcess: () => TriggerProcess) {
 			if (options.emitTestEvents !== true)
 				return await catchUpOnCheckDelivery(
 					req,
+					event,
 					options,
 					subscribed,
 					triggerProcess.activating.has(url),
@@ -180,16 +176,16 @@ export function receiveWith(getTriggerProcess: () => TriggerProcess) {
 async function acceptEvent(
 	req: WebhookRequest,
 	event: EventEnvelope,
-	verified: { id: string; timestamp: number },
+	verified: { id: string },
 	options: ReceiveOptions,
 	subscribed: string[],
 ): Promise<IWebhookResponseData> {
-	const { ctx, store, memory, now } = req;
+	const { ctx, store, now } = req;
 	// the verified webhook-id header, which the service makes equal to the event's id (run.ts keys the item's id)
 	const webhookId = verified.id;
 	const key = deliveryKey(webhookId);
 	const order = event.type === ORDER_CREATED ? orderKey(event.data.orderId) : undefined;
-	req.held.push(await waitAndHold(memory, order ? [key, order] : [key]));
+	req.held.push(await waitAndHold(req.memory, order ? [key, order] : [key]));
 	try {
 		// a. duplicate? (of the delivery, or of an order a catch-up brought)
 		const duplicate = knownAs(store, key, order, now);
@@ -202,7 +198,7 @@ async function acceptEvent(
 			});
 		}
 
-		// b. enrich: the current state, and the orders a gap may have lost
+		// b. enrich: the current state
 		const state = options.fetchCurrentState === true ? await readCurrentState(ctx, event) : {};
 		if (state.retryLater) {
 			ctx.logger.warn(
@@ -215,35 +211,19 @@ async function acceptEvent(
 				...state.retryLater,
 			});
 		}
-		// the orders a gap may have lost: read only when a catch-up is due (catchUp.ts), about once a minute
-		const caught = await catchUpWithDelivery(
-			req,
-			event,
-			verified,
-			order !== undefined,
-			options,
-			subscribed,
-		);
-		if ('retryLater' in caught) return answer(req, 503, caught.retryLater);
-		const { catchUp, noticeDue } = caught;
 
 		// c. accept: the keys this run makes known, into this process's copy of the static data
-		const keys = keysToAccept(event, key, order && catchUp ? order : undefined, caught.items, now);
-		accept(store, keys);
+		const catchUp = catchUpOn(ctx, options, subscribed);
+		accept(store, keysToAccept(event, key, catchUp ? order : undefined, now));
 
 		// d. hand over
 		const json = itemOf(req, event, state, options);
+		const noticeDue = noticeDueOf(req);
 		if (noticeDue) {
 			noticeShown(req, noticeDue);
-			// the process that claimed the catch-up shows the notice with its orders
-			if (caught.note.catchUp !== 'claimed-by-another-process')
-				json.notice = { ...noticeDue, ...caught.note } as unknown as IDataObject;
+			json.notice = noticeDue as unknown as IDataObject;
 		}
-		const items: INodeExecutionData[] = [
-			...caught.items.map((item) => ({ json: { ...item, notice: json.notice } })),
-			{ json },
-		];
-		return resultThatSaves(req.store, req.now, items);
+		return resultThatSaves(req.store, req.now, [{ json }]);
 	} finally {
 		releaseHeld(req);
 	}
@@ -254,68 +234,24 @@ function releaseHeld(req: WebhookRequest): void {
 	for (const release of req.held.splice(0)) release();
 }
 
-/** What the catch-up on a delivery brought: its caught-up items, what the notice says, or a 503 to answer. */
-type DeliveryCatchUp =
-	| {
-			/** Catch Up Missed Orders applies here (production, option on, Order Created subscribed) */
-			catchUp: boolean;
-			items: IDataObject[];
-			note: IDataObject;
-			noticeDue: MissedEventsNotice | undefined;
-	  }
-	| { retryLater: IDataObject };
-
-/**
- * Step 3b's catch-up: the orders a gap may have lost, in the window due at this delivery (catchUp.ts
- * `dueWindow`: none most of the time). An order sent again that the cursor has not passed takes part
- * in the claim across processes; while another process holds it, it is answered 503.
- */
-async function catchUpWithDelivery(
-	req: WebhookRequest,
-	event: EventEnvelope,
-	verified: { timestamp: number },
-	isOrder: boolean,
-	options: ReceiveOptions,
-	subscribed: string[],
-): Promise<DeliveryCatchUp> {
-	const { ctx, store, memory } = req;
-	const catchUp =
+/** Catch Up Missed Orders applies to this request: the published workflow, the option on, Order Created subscribed. */
+function catchUpOn(ctx: IWebhookFunctions, options: ReceiveOptions, subscribed: string[]): boolean {
+	return (
 		ctx.getMode() === 'webhook' &&
 		options.catchUpMissedOrders !== false &&
-		subscribed.includes(ORDER_CREATED);
-	const noticeDue = noticeDueOf(req);
-	const eventAt = Date.parse(event.createdAt);
-	// an order sent again (its attempt came after the in-flight margin) that the cursor has not
-	// passed: another process may be catching it up right now, so this delivery takes part in the claim
-	const sentAt = verified.timestamp * 1000;
-	const resent =
-		isOrder && eventAt >= (store.cursor ?? Infinity) && eventAt < sentAt - IN_FLIGHT_MS;
-	// nothing says what came before: the cursor starts here
-	if (catchUp && store.cursor === undefined && Number.isFinite(eventAt)) store.setCursor(eventAt);
-	const window = catchUp
-		? dueWindow(store, memory, { eventAt, resentAt: resent ? sentAt : undefined }, noticeDue)
-		: undefined;
-	const caught = window ? await catchUpMissed(req, window, options) : { items: [], note: {} };
-	if ('retryLater' in caught) return caught;
-	if (resent && caught.note.catchUp === 'claimed-by-another-process') {
-		// that process may have brought this order; once its save shows, the service's next attempt is a duplicate
-		ctx.logger.info(
-			`Marketplace Trigger: order ${String(event.data.orderId)} was sent again while another n8n process catches up its window; asking the service to retry`,
-		);
-		return { retryLater: { error: 'catch-up-in-another-process', retry: true } };
-	}
-	return { catchUp, items: caught.items, note: caught.note, noticeDue };
+		subscribed.includes(ORDER_CREATED)
+	);
 }
 
 /**
  * Step 2, a verified webhook.test on the production URL (Emit Test Events off): the catch-up check
  * trigger() asked the service for (catchUpCheck.ts), or any other test delivery but the one of an
- * activation hook of this process. The window due, if any, is caught up like a
- * delivery's (step 3b) and its orders go to a run; with none due, or the catch-up off, it is answered
- * 2xx and starts nothing.
+ * activation hook of this process. The window due, if any (catchUp.ts `dueWindow`), is caught up and
+ * its orders go to a run; with none due, or the catch-up off, it is answered 2xx and starts nothing.
  */
 async function catchUpOnCheckDelivery(
 	req: WebhookRequest,
+	event: EventEnvelope,
 	options: ReceiveOptions,
 	subscribed: string[],
 	activating: boolean,
@@ -324,17 +260,15 @@ async function catchUpOnCheckDelivery(
 	const testEvent = {
 		hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries',
 	};
-	if (
-		activating ||
-		ctx.getMode() !== 'webhook' ||
-		options.catchUpMissedOrders === false ||
-		!subscribed.includes(ORDER_CREATED)
-	)
+	if (activating || !catchUpOn(ctx, options, subscribed))
 		return acknowledge(req, 'test-event', testEvent);
+	// the service's time, which its order times compare with (its createdAt of this test delivery)
+	const sentAt = Date.parse(event.createdAt);
+	const serviceNowMs = Number.isFinite(sentAt) ? sentAt : now;
 	// nothing says what came before: the cursor starts where this request's window would end
-	if (store.cursor === undefined) store.setCursor(now - IN_FLIGHT_MS);
+	if (store.cursor === undefined) store.setCursor(serviceNowMs - IN_FLIGHT_MS);
 	const noticeDue = noticeDueOf(req);
-	const window = dueWindow(store, memory, { eventAt: now, selfStarted: true }, noticeDue);
+	const window = dueWindow(store, memory, { nowMs: now, serviceNowMs }, noticeDue);
 	try {
 		const caught = window ? await catchUpMissed(req, window, options) : { items: [], note: {} };
 		if ('retryLater' in caught) return answer(req, 503, caught.retryLater);
@@ -371,10 +305,10 @@ function noticeShown(req: WebhookRequest, notice: MissedEventsNotice): void {
 	req.store.recordChanged();
 }
 
-/** What step 3b's catch-up brought: caught-up order items and what the notice says of them, or a 503 to answer. */
+/** What the check's catch-up brought: caught-up order items and what the notice says of them, or a 503 to answer. */
 type CatchUpOutcome = { items: IDataObject[]; note: IDataObject } | { retryLater: IDataObject };
 
-/** Step 3b: the orders a gap may have lost, in the window due; the request holds their keys until it ends. */
+/** The orders a gap may have lost, in the window due; the request holds their keys until it ends. */
 async function catchUpMissed(
 	req: WebhookRequest,
 	window: CatchUpWindow,
@@ -394,12 +328,16 @@ async function catchUpMissed(
 			(keys) => req.held.push(memory.hold(keys)),
 		);
 		memory.caughtUpSinceStart = true;
-		if (!result.ran) return { items: [], note: { catchUp: result.reason } };
 		store.setCursor(result.to);
 		return { items: result.events, note: { caughtUpOrders: result.events.length } };
 	} catch (error) {
 		const failure = readFailure(error);
-		if (!isTransient(failure)) return { items: [], note: { catchUpError: failure.message } };
+		if (!isTransient(failure)) {
+			req.ctx.logger.warn(
+				`Marketplace Trigger could not read the orders a gap may have lost: ${failure.message}`,
+			);
+			return { items: [], note: { catchUpError: failure.message } };
+		}
 		req.ctx.logger.warn(
 			`Marketplace Trigger could not read the orders a gap may have lost (${failure.message}); asking the service to retry`,
 		);

@@ -107,21 +107,6 @@ export async function ordersWhileDown(sandbox: SandboxHandle, brandId: number, c
 	return { missed, firstAttempts };
 }
 
-/**
- * Moves the service's clock until the newest of `missed` is older than the trigger's in-flight
- * margin (catchUp.ts IN_FLIGHT_MS, 15 s: a catch-up window ends that long before the event that
- * brings it), plus a second. Moved, not waited for: trigger()'s first catch-up check, 20 s
- * after n8n starts, would otherwise race the next event for the missed orders.
- */
-export async function pastInFlightMargin(
-	sandbox: SandboxHandle,
-	missed: Array<Pick<MissedOrder, 'createdAt'>>,
-): Promise<void> {
-	const dueAt = Date.parse(missed[missed.length - 1].createdAt) + 16_000;
-	const ms = dueAt - Date.parse((await sandbox.control.clock()).now);
-	if (ms > 0) await sandbox.control.advanceClockMs(ms);
-}
-
 /** Writes n8n's log to tmp/`log` in the checkout, then stops n8n and the sandbox (either may be missing when a boot failed). */
 export async function stopKeepingLog(
 	n8n: N8nHandle | undefined,

@@ -17,7 +17,8 @@ import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplacePollingTrigger } from '../../nodes/MarketplacePollingTrigger/MarketplacePollingTrigger.node';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { createPollHarness } from '../engine/harness';
-import { TriggerBench, outageOf, recordOf } from '../trigger/helpers';
+import { transportClock } from '../../nodes/shared/transport/clock';
+import { outageOf, recordOf, SharedClock, startAgain, TriggerBench } from '../trigger/helpers';
 import { schemaValidator, serialize, type JsonSchema } from './outputSchemas';
 import {
 	TRIGGER_SCHEMA_FILES,
@@ -27,6 +28,7 @@ import {
 } from './triggerSchemas';
 
 const bench = new TriggerBench();
+const shared = new SharedClock(bench);
 const ajv = schemaValidator();
 const seen = new Map<string, Set<string>>();
 
@@ -74,11 +76,12 @@ test('the committed files equal the source, and n8n-core finds each where n8n lo
 });
 
 test('Marketplace Trigger: every item validates', async () => {
-	{
+	shared.install();
+	try {
 		const file = 'MarketplaceTrigger/__schema__/v2.0.0.json';
 		expect(existsSync(triggerSchemaPath(file))).toBe(true);
-		// a catch-up run: the missed orders (caughtUp, notice) and the delivered event
-		const { t, brandId } = await outageOf(bench, {
+		// a catch-up run: the missed orders (caughtUp, notice), then a delivered event
+		const { t, brandId } = await outageOf(bench, shared, {
 			options: { catchUpMissedOrders: true, fetchCurrentState: true, includeHeaders: true },
 		});
 		t.node.parameters.eventTypes = [
@@ -86,18 +89,18 @@ test('Marketplace Trigger: every item validates', async () => {
 			'brand_health.band_entered',
 			'brand_health.band_exited',
 		];
-		expect(await t.checkExists()).toBe(true);
+		expect(await startAgain(t, shared)).toBe(true);
 		await bench.control.createOrder({ brandId });
-		await t.waitForRuns(2);
+		await t.waitForRuns(3);
 		// a refused delivery, then an event that carries the count
 		const secret = String(recordOf(t, t.webhookUrl)!.secret);
 		const body = JSON.stringify({
 			id: 'evt_schema_refused',
 			type: 'order.created',
-			createdAt: new Date().toISOString(),
+			createdAt: new Date(transportClock().now()).toISOString(),
 			data: { brandId, orderId: 1 },
 		});
-		const timestamp = Math.floor(Date.now() / 1000);
+		const timestamp = Math.floor(transportClock().now() / 1000);
 		const refused = await t.deliver(`${body} `, {
 			'content-type': 'application/json',
 			'webhook-id': 'evt_schema_refused',
@@ -111,7 +114,7 @@ test('Marketplace Trigger: every item validates', async () => {
 		});
 		expect(refused.status).toBe(401);
 		await bench.control.createOrder({ brandId });
-		await t.waitForRuns(3);
+		await t.waitForRuns(4);
 		// brand health events, and an order that is gone (currentError)
 		let band = await bench.control.setBand(brandId, {
 			dimension: 'DeliveryPerformance',
@@ -122,11 +125,13 @@ test('Marketplace Trigger: every item validates', async () => {
 				dimension: 'DeliveryPerformance',
 				band: 'Excellent',
 			});
-		await t.waitForRuns(3 + band.events.length);
+		await t.waitForRuns(4 + band.events.length);
 		check(
 			file,
 			t.runs.flatMap((run) => run[0].map((i) => i.json)),
 		);
+	} finally {
+		shared.uninstall();
 	}
 	const fields = seen.get('MarketplaceTrigger/__schema__/v2.0.0.json')!;
 	for (const field of [

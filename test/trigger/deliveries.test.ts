@@ -21,6 +21,7 @@ import {
 	eventually,
 	recordOf,
 	settledRuns,
+	signedHeaders,
 	type TriggerHarness,
 } from './helpers';
 
@@ -49,26 +50,20 @@ async function deliverSigned(
 	t: TriggerHarness,
 	secrets: string[],
 	event: IDataObject,
-	timestamp = Math.floor(transportClock().now() / 1000),
+	timestamp?: number,
 	url?: string,
 ) {
 	const body = JSON.stringify(event);
-	const signature = secrets
-		.map((s) => signWebhook(String(event.id), timestamp, Buffer.from(body), parseSecret(s)))
-		.join(' ');
-	return await t.deliver(
-		body,
-		{
-			'content-type': 'application/json',
-			'webhook-id': String(event.id),
-			'webhook-timestamp': String(timestamp),
-			'webhook-signature': signature,
-		},
-		{ url },
-	);
+	return await t.deliver(body, signedHeaders(event, secrets, body, timestamp), { url });
 }
 
-const orderEvent = (id: string, orderId = 1) => ({
+/** order ids by event id: copies of one event name one order, other events other orders (as the service sends) */
+const orderIds = new Map<string, number>();
+const orderIdOf = (id: string) => {
+	if (!orderIds.has(id)) orderIds.set(id, orderIds.size + 1);
+	return orderIds.get(id)!;
+};
+const orderEvent = (id: string, orderId = orderIdOf(id)) => ({
 	id,
 	type: 'order.created',
 	createdAt: new Date().toISOString(),
@@ -229,10 +224,10 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	expect((await bench.control.redeliver(delivery.id)).responseStatusCode).toBe(200);
 	await t.waitForRuns(2);
 
-	// concurrent copies of one new event while the first is still reading the order
+	// concurrent copies of one new event (of another order) while the first is still reading the order
 	const secret = String(recordOf(t, t.webhookUrl)!.secret);
 	await bench.control.injectFault({ route: 'getOrder', mode: 'hang', hangMs: 400, count: 1 });
-	const event = orderEvent('evt_concurrent_1', created.order.id as number);
+	const event = orderEvent('evt_concurrent_1', (created.order.id as number) + 1);
 	const answers = await Promise.all([
 		deliverSigned(t, [secret], event),
 		deliverSigned(t, [secret], event),
@@ -446,19 +441,7 @@ describe('refusals: what is known, and no rotation on unauthenticated evidence',
 			.length;
 	/** Signed over one body, sent with another: a proxy that re-encoded it on the way. */
 	async function deliverChanged(t: TriggerHarness, secret: string, event: IDataObject) {
-		const signed = JSON.stringify(event);
-		const timestamp = Math.floor(transportClock().now() / 1000);
-		return await t.deliver(JSON.stringify(event, null, 1), {
-			'content-type': 'application/json',
-			'webhook-id': String(event.id),
-			'webhook-timestamp': String(timestamp),
-			'webhook-signature': signWebhook(
-				String(event.id),
-				timestamp,
-				Buffer.from(signed),
-				parseSecret(secret),
-			),
-		});
+		return await t.deliver(JSON.stringify(event, null, 1), signedHeaders(event, [secret]));
 	}
 
 	test('a changed body within 24 hours of a verified delivery: 401, no rotation; the count and last reason come on the next event', async () => {

@@ -4,6 +4,7 @@
  * and event scopes never mix between tests.
  */
 import type { IDataObject, INodeParameters, IWorkflowSettings } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
@@ -12,6 +13,7 @@ import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { createTriggerHarness, type TriggerHarness } from '../engine/harness';
 import { WORKFLOW_ID } from '../engine/triggers';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbox';
+import { setTransportClock, transportClock } from '../transportClock';
 
 export type { TriggerHarness };
 
@@ -164,22 +166,37 @@ export async function forgetActivationTraffic(harness: TriggerHarness): Promise<
 	harness.executions.length = 0;
 }
 
-/** An event signed by hand with the trigger's current secret at `t`'s production URL, as the service would sign it now. */
-export async function deliverWithSecret(t: TriggerHarness, event: IDataObject) {
-	const secret = String(recordOf(t, t.webhookUrl)!.secret);
-	const body = JSON.stringify(event);
-	const timestamp = Math.floor(Date.now() / 1000);
-	return await t.deliver(body, {
+/**
+ * The Standard Webhooks headers of `event` signed by hand with `secrets` over `signedBody`, at the
+ * transport's clock unless `timestamp` (Unix seconds) is given, as the service would sign it.
+ */
+export function signedHeaders(
+	event: IDataObject,
+	secrets: string[],
+	signedBody = JSON.stringify(event),
+	timestamp = Math.floor(transportClock().now() / 1000),
+): Record<string, string> {
+	const id = String(event.id);
+	return {
 		'content-type': 'application/json',
-		'webhook-id': String(event.id),
+		'webhook-id': id,
 		'webhook-timestamp': String(timestamp),
-		'webhook-signature': signWebhook(
-			String(event.id),
-			timestamp,
-			Buffer.from(body),
-			parseSecret(secret),
-		),
-	});
+		'webhook-signature': secrets
+			.map((s) => signWebhook(id, timestamp, Buffer.from(signedBody), parseSecret(s)))
+			.join(' '),
+	};
+}
+
+/**
+ * An event signed by hand with the trigger's current secret, as the service would sign it now: to
+ * `t`'s production URL, or to the same path at the process `via` (a second n8n process on the same
+ * database).
+ */
+export async function deliverWithSecret(t: TriggerHarness, event: IDataObject, via = t) {
+	const secret = String(recordOf(t, t.webhookUrl)!.secret);
+	const url =
+		via === t ? undefined : `http://127.0.0.1:${via.listenPort}${new URL(t.webhookUrl).pathname}`;
+	return await via.deliver(JSON.stringify(event), signedHeaders(event, [secret]), { url });
 }
 
 /** Polls until `check` returns a truthy value (real time), or fails after `timeoutMs`. */
@@ -202,24 +219,95 @@ export async function settledRuns(harness: TriggerHarness, ms = 300): Promise<nu
 	return harness.runs.length;
 }
 
-const DAY_S = 24 * 3600;
+/**
+ * One clock for the trigger and the sandbox, for tests of trigger()'s catch-up check: the trigger's
+ * (injected, and the transport's) reads the sandbox's virtual clock, and the sandbox signs its attempts
+ * at that time too (timestampSkewSeconds), so a test moves minutes and days in steps and sees what the
+ * trigger does at each. `install` in beforeEach, `uninstall` in afterEach.
+ */
+export class SharedClock {
+	/** how far the shared clock is ahead of real time (the sandbox's offset) */
+	private offsetMs = 0;
+
+	constructor(private readonly bench: TriggerBench) {}
+
+	readonly now = () => Date.now() + this.offsetMs;
+
+	readonly clock = {
+		now: this.now,
+		// a wait ends when the shared clock passed its end: in real time, or at once when a test moves the clock
+		sleep: async (ms: number) => {
+			const until = this.now() + ms;
+			while (this.now() < until) await sleep(Math.min(until - this.now(), 10));
+		},
+	};
+
+	/** The trigger's settings on this clock: the first check 20 s after the start, as n8n's defaults. */
+	readonly settings: Partial<TriggerSettings> = {
+		clock: this.clock,
+		catchUpCheck: { firstMs: 20_000, retryMs: 60_000 },
+		// the sandbox makes a test delivery's one attempt before it answers the Test call
+		probe: { pendingReads: 0, pendingWaitMs: 0 },
+	};
+
+	install(): void {
+		setTransportClock({ ...this.clock, random: Math.random });
+	}
+
+	uninstall(): void {
+		setTransportClock();
+	}
+
+	/** Moves the shared clock by `ms`: the sandbox runs every attempt that became due, signed at its time. */
+	async advance(ms: number): Promise<void> {
+		this.offsetMs += ms;
+		await this.bench.control.settings({ timestampSkewSeconds: Math.round(this.offsetMs / 1000) });
+		await this.bench.control.advanceClockMs(ms);
+	}
+}
+
+/** Wakes the check as n8n's cron does, then lets the trigger act on the time it now reads: until every request and run ended. */
+export async function settle(t: TriggerHarness): Promise<void> {
+	await wakeChecks();
+	await sleep(10);
+	await eventually(() => t.requests.length === t.responses.length);
+	await t.settled();
+}
+
+/** The order ids of the caught-up items of every run so far. */
+export const caughtUp = (t: TriggerHarness) =>
+	t.runs
+		.flatMap((run) => run[0].map((item) => item.json))
+		.filter((json) => json.caughtUp === true)
+		.map((json) => (json.data as IDataObject).orderId as number);
+
+const DAY_MS = 24 * 3_600_000;
 
 /**
- * An active trigger that received one order; then its deliveries fail for over 5 days (one order
- * meanwhile, on the sandbox's clock), the service disables the endpoint, and two more orders come.
+ * An active trigger on `clock` (its check started) that received one order and checked once; then
+ * n8n stops for over a week: the service's attempts fail, it disables the endpoint after 5 days, and
+ * three orders come meanwhile. n8n has not started again (`startAgain`).
  */
-export async function outageOf(bench: TriggerBench, parameters: INodeParameters) {
+export async function outageOf(
+	bench: TriggerBench,
+	clock: SharedClock,
+	parameters: INodeParameters,
+) {
 	const { userId, apiKey, brandId } = await bench.user();
-	const t = await bench.trigger(apiKey, parameters);
+	const t = await bench.trigger(apiKey, parameters, { settings: clock.settings });
 	await t.activate();
+	await t.startTrigger();
 	const [endpoint] = await bench.endpointsOf(userId);
 	const before = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);
-	await idsStored(t);
-	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/unreachable');
-	await bench.control.advanceClock(5 * DAY_S + 60);
+	await clock.advance(25_000);
+	await settle(t);
+	restart(t);
+	await t.stopTrigger();
+	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/n8n-is-down');
+	await clock.advance(5 * DAY_MS + 60_000);
 	const missed = [(await bench.control.createOrder({ brandId })).order.id as number];
-	await bench.control.advanceClock(2 * DAY_S);
+	await clock.advance(2 * DAY_MS);
 	const [disabled] = await bench.endpointsOf(userId);
 	if (disabled.status !== 'Disabled')
 		throw new Error(`the sandbox did not disable endpoint ${endpoint.id}: ${disabled.status}`);
@@ -227,4 +315,13 @@ export async function outageOf(bench: TriggerBench, parameters: INodeParameters)
 		missed.push((await bench.control.createOrder({ brandId })).order.id as number);
 	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
 	return { userId, apiKey, brandId, t, endpoint, before: before.order.id as number, missed };
+}
+
+/** n8n starts again: the activation hook ('init'), then trigger(), and its first check 20 s on. Returns what checkExists said. */
+export async function startAgain(t: TriggerHarness, clock: SharedClock): Promise<boolean> {
+	const found = await t.checkExists('init');
+	await t.startTrigger('init');
+	await clock.advance(25_000);
+	await settle(t);
+	return found;
 }
