@@ -86,7 +86,7 @@ export class MarketplaceTrigger implements INodeType {
 						type: 'boolean',
 						default: true,
 						description:
-							'Whether to bring the orders whose order.created event never arrived (n8n stopped or unreachable for a while, a proxy that dropped deliveries, an endpoint the service disabled): the trigger reads the orders created since it last checked (about 20 seconds after n8n starts or the workflow is activated, then about once a minute while events arrive and every five minutes when quiet) and emits each one it has not run, once, shaped like an Order Created event and marked "caughtUp". Needs Order Created among the event types.',
+							'Whether to bring the orders whose order.created event never arrived (n8n stopped or unreachable for a while, a proxy that dropped deliveries, an endpoint the service disabled): the trigger reads the orders created since it last checked (20 to 40 seconds after n8n starts or the workflow is activated, then every five minutes) and emits each one it has not run, once, shaped like an Order Created event and marked "caughtUp". Needs Order Created among the event types.',
 					},
 					{
 						displayName: 'Emit Test Events',

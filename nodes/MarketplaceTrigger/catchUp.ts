@@ -11,10 +11,10 @@
  *
  * The cursor (store.ts) says that every order created before it ran or was caught up. A check reads
  * the orders created from the cursor (Order > Get Many by start date, paced and retried like every
- * read) when one is due (`dueWindow`): the first since this process started, QUIET_CHECK_MS since the
- * cursor, after a re-enable, or a minute after a read that saw orders too recent for its window or
- * left a backlog. The window ends IN_FLIGHT_MS before the check (orders that recent may still have a
- * delivery under way), or, after a re-enable, when the endpoint worked again (nothing was under way).
+ * read): the first 20-40 s after the start, then every QUIET_CHECK_MS, or a minute after a read that
+ * saw orders too recent for its window or left a backlog (`checkDue`). The window ends IN_FLIGHT_MS
+ * before the check (orders that recent may still have a delivery under way), or, after a re-enable,
+ * when the endpoint worked again (nothing was under way).
  *
  * Each order in the window the trigger does not know is emitted once, shaped like an order.created
  * item and marked `caughtUp`. No order runs twice:
@@ -58,12 +58,12 @@ export interface CatchUpWindow {
 }
 
 /**
- * The window a catch-up check reads, or undefined when none is due: quiet times cost one read every
- * QUIET_CHECK_MS. `serviceNowMs` is the service's time at the check (the check delivery's
- * `createdAt`; this process's clock where trigger() checks itself), which order times compare with;
- * `nowMs` is this process's. Due: the first since this process started, a re-enable (`notice`),
- * QUIET_CHECK_MS since the cursor, or, a minute after this process's last read, orders that read saw
- * after its window (`memory.marginKeys`) and that have not run since, or a backlog.
+ * The window a catch-up check reads, or undefined when there is none. trigger() decides when to check
+ * (`checkDue`); this only keeps one process from reading twice within READ_AGAIN_MS (a webhook.test
+ * from elsewhere, a user's Webhook Endpoint > Test, is taken for a check too), except for the first
+ * read since this process started and after a re-enable (`notice`). `serviceNowMs` is the service's
+ * time at the check (the check delivery's `createdAt`; this process's clock where trigger() checks
+ * itself), which order times compare with; `nowMs` is this process's.
  */
 export function dueWindow(
 	store: EndpointStore,
@@ -82,8 +82,7 @@ export function dueWindow(
 	const due =
 		!memory.caughtUpSinceStart ||
 		notice !== undefined ||
-		readAgainAt(store, memory, at.nowMs) <= at.nowMs ||
-		to - from >= QUIET_CHECK_MS;
+		at.nowMs - memory.lastReadAt >= READ_AGAIN_MS;
 	return due ? { from, to } : undefined;
 }
 

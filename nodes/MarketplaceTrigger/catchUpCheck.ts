@@ -18,8 +18,9 @@
  * way, and nothing is emitted after it.
  *
  * trigger() never writes the static data: its copy is the one read at activation, and n8n would
- * save it whole over what requests saved since. What it catches up itself is this process's memory
- * until a request of this process saves it.
+ * save it whole over what requests saved since. What `catchUpHere` catches up (its cursor and keys)
+ * goes into this process's memory only (the store it reads is never written back), and the next
+ * request of this process writes it into the static data.
  */
 import type { ITriggerFunctions, ITriggerResponse } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
@@ -119,7 +120,7 @@ async function checkOnce(
 		}
 		// only a process that receives the deliveries knows what ran (queue mode: the webhook processors)
 		if (memory.lastVerifiedAt === undefined)
-			return void retryLater(state, now, catchUpCheck.retryMs);
+			return void checkAgainIn(state, now, catchUpCheck.retryMs);
 		await catchUpHere(
 			ctx,
 			store,
@@ -131,7 +132,7 @@ async function checkOnce(
 		);
 		state.told = undefined;
 	} catch (error) {
-		retryLater(state, now, catchUpCheck.retryMs);
+		checkAgainIn(state, now, catchUpCheck.retryMs);
 		const failure = readFailure(error);
 		ctx.logger.warn(`Marketplace Trigger could not check for missed orders: ${failure.message}`);
 		tellInExecutions(ctx, state, error, failure);
@@ -203,6 +204,6 @@ async function catchUpHere(
 }
 
 /** The next check comes `retryMs` after `nowMs` (not at the next wake). */
-function retryLater(state: CheckState, nowMs: number, retryMs: number): void {
+function checkAgainIn(state: CheckState, nowMs: number, retryMs: number): void {
 	state.lastCheckAt = nowMs - QUIET_CHECK_MS + retryMs;
 }

@@ -32,7 +32,8 @@
  * webhook() returns `noWebhookResponse: true`, before it starts the run with the request's items.
  * Every request ends in `resultThatSaves`, so every request's changes are saved that way.
  *
- * Where an accepted event is written, in order (the first durable record is n8n's save, step 3):
+ * Where an accepted event is written, in order: step 3 survives a restart of this process; step 4 is
+ * what every process sees:
  *
  *   webhook()  1. knownAs: known? --yes--> 2xx `ignored`, no run (the copy's key is kept longer)
  *                 | no
@@ -254,6 +255,7 @@ export async function recordRunKeys(
 		};
 	} catch (error) {
 		const message = (error as Error).message;
+		// the processed_data table is n8n's data deduplication, the name a user knows
 		ctx.logger.warn(`Marketplace Trigger could not use n8n's deduplication store: ${message}`);
 		return {
 			indexes: keys.map((_, i) => i),

@@ -200,6 +200,27 @@ test('orders created in the in-flight margin before a check, whose deliveries ne
 	expect(caughtUp(t)).toEqual([late]);
 });
 
+test("a user's Webhook Endpoint > Test is taken for a check: within a minute of this process's last read it reads nothing, after it the order list", async () => {
+	const { apiKey, t, endpoint } = await activeTrigger();
+	await advance(25_000);
+	await settle(t);
+	const byHand = async () =>
+		await fetch(`${bench.sandbox.baseUrl}/v1/webhook-endpoints/${endpoint.id}/test`, {
+			method: 'POST',
+			headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': crypto.randomUUID() },
+		});
+	const since = await bench.lastSeq();
+	await advance(30_000);
+	expect((await byHand()).status).toBe(200);
+	await t.settled();
+	expect(await readsOf(apiKey, since)).toEqual([]);
+	await advance(31_000);
+	expect((await byHand()).status).toBe(200);
+	await t.settled();
+	expect((await readsOf(apiKey, since)).length).toBe(1);
+	expect(t.runs).toEqual([]);
+});
+
 test('none with Catch Up Missed Orders off, none without Order Created, none on the test URL; deactivation ends them', async () => {
 	const off = await bench.user();
 	const withoutOption = await bench.trigger(
