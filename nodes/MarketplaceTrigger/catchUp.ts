@@ -18,8 +18,8 @@
  *
  * Each order in the window the trigger does not know is emitted once, shaped like an order.created
  * item and marked `caughtUp`. No order runs twice:
- * - orders whose event ran are kept in `orders` until the cursor passes them; caught-up orders are
- *   kept in `seen` for as long as the service may still deliver their event, which is then answered
+ * - orders whose event ran are kept in `deliveredOrders` until the cursor passes them; caught-up orders are
+ *   kept in `known` for as long as the service may still deliver their event, which is then answered
  *   2xx and starts nothing;
  * - within a process, a catch-up and a delivery of the same order wait for each other (in-flight keys);
  * - across processes (a delivery of the order at another webhook processor while it is caught up),
@@ -93,7 +93,7 @@ export function dueWindow(
  */
 function readAgainAt(store: EndpointStore, memory: EndpointMemory, nowMs: number): number {
 	const left = memory.marginKeys.some(
-		(key) => !store.isKnown('orders', key, nowMs) && !store.isKnown('seen', key, nowMs),
+		(key) => !store.isKnown('deliveredOrders', key, nowMs) && !store.isKnown('known', key, nowMs),
 	);
 	return memory.backlog || left ? memory.lastReadAt + READ_AGAIN_MS : Infinity;
 }
@@ -168,8 +168,8 @@ export async function catchUpOrders(
 		.filter(
 			({ at, key }) =>
 				at >= window.from &&
-				!store.isKnown('seen', key, nowMs) &&
-				!store.isKnown('orders', key, nowMs) &&
+				!store.isKnown('known', key, nowMs) &&
+				!store.isKnown('deliveredOrders', key, nowMs) &&
 				!memory.inFlight.has(key),
 		);
 	memory.lastReadAt = nowMs;

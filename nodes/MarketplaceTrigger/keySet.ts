@@ -1,5 +1,5 @@
 /**
- * The key set the static data sections `seen` and `orders` are made of (once.ts says what they hold),
+ * The key set the static data sections `known` and `deliveredOrders` are made of (once.ts says what they hold),
  * and each process's copy of them (memory.ts). Pure: no n8n imports, no clock of its own.
  */
 
@@ -19,7 +19,7 @@ export interface DedupState {
 }
 
 /**
- * Keys, each with a minute: in `seen` the minute it expires, in `orders` the minute its order was
+ * Keys, each with a minute: in `known` the minute it expires, in `deliveredOrders` the minute its order was
  * created (once.ts). Stored by minute, each bucket its keys concatenated: loading a stored copy,
  * pruning it and saving it cost one step per minute, not per key; lookups go through an index of
  * every key, made once (a process's copy keeps it from request to request).
@@ -74,7 +74,7 @@ export class KeySet {
 		return minute !== undefined && minute * MINUTE_MS > nowMs;
 	}
 
-	/** True when `key` is in the set, whatever its minute (`orders`: the minute is a creation time). */
+	/** True when `key` is in the set, whatever its minute (`deliveredOrders`: the minute is a creation time). */
 	includes(key: string): boolean {
 		return this.expiryOf(key) !== undefined;
 	}

@@ -14,8 +14,8 @@ import { transportClock } from '../shared/transport/clock';
 import type { VerifyFailure } from '../shared/webhookVerifier';
 import { KeySet } from './keySet';
 
-/** The static data sections a key is accepted into (once.ts): `seen` (accepted events and caught-up orders) and `orders` (delivered orders). */
-export type KeySection = 'seen' | 'orders';
+/** The static data sections a key is accepted into (once.ts): `known` (accepted events and caught-up orders) and `deliveredOrders` (delivered orders). */
+export type KeySection = 'known' | 'deliveredOrders';
 
 /** When things happen; every wait and time of the trigger's own schedules goes through here. */
 export interface TriggerSettings {
@@ -53,12 +53,12 @@ export const DEFAULT_SETTINGS: TriggerSettings = {
 export const WAKE_EXPRESSION = '*/20 * * * * *';
 
 /**
- * A key to accept: into `seen` until it expires, or into `orders` with its order's creation time
+ * A key to accept: into `known` until it expires, or into `deliveredOrders` with its order's creation time
  * (kept until the cursor passes it).
  */
 export type KeyToSave =
-	| { section: 'seen'; key: string; expiresAt: number }
-	| { section: 'orders'; key: string; createdAt: number };
+	| { section: 'known'; key: string; expiresAt: number }
+	| { section: 'deliveredOrders'; key: string; createdAt: number };
 
 /** Deliveries refused since the last accepted event (reported on that event's item). */
 export interface Refusals {
@@ -85,8 +85,8 @@ export class EndpointMemory {
 	 * data it loaded into them and writes them back whole (store.ts), so a save of another process
 	 * that read an older copy cannot make this process forget a key; keys leave only when they expire.
 	 */
-	readonly seen = new KeySet();
-	readonly orders = new KeySet();
+	readonly known = new KeySet();
+	readonly deliveredOrders = new KeySet();
 	/** this process's copy of the cursor: the newest it reached (the service's clock, Unix ms) */
 	cursor = -Infinity;
 	/** deliveries and orders being processed now, by key: a concurrent copy (or catch-up) waits for the first */

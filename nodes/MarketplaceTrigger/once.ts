@@ -7,16 +7,16 @@
  * makes equal to the event's id) or an order key (of `order.created#<orderId>`); items carry the
  * event's own id, never a key.
  *
- * | fact                              | where                        | kept                                 | written by                                       | read by               |
- * | --------------------------------- | ---------------------------- | ------------------------------------ | ------------------------------------------------ | --------------------- |
- * | delivery key of an accepted event | `seen`                       | until the service could resend it    | `accept`; a copy sent again: receive.ts          | `knownAs`             |
- * | order key of a caught-up order    | `seen`                       | until its event's last retry (~42 h) | `accept`                                         | `knownAs`, catch-up   |
- * | order key of a delivered order    | `orders`                     | until the cursor passes the order    | `accept`                                         | catch-up              |
- * | cursor (orders before it ran)     | `caughtUpTo`                 | for good                             | catch-ups (`setCursor`), activation              | catch-up (catchUp.ts) |
- * | in-flight keys                    | this process's memory        | while a request handles them         | `waitAndHold`, catch-up                          | `waitAndHold`         |
- * | run keys                          | n8n's `processed_data` table | the last 2,000                       | `recordRunKeys`                                  | `recordRunKeys`       |
+ * | fact                              | where                        | kept                                 | written by                              | read by               |
+ * | --------------------------------- | ---------------------------- | ------------------------------------ | --------------------------------------- | --------------------- |
+ * | delivery key of an accepted event | `known`                      | until the service could resend it    | `accept`; a copy sent again: receive.ts | `knownAs`             |
+ * | order key of a caught-up order    | `known`                      | until its event's last retry (~42 h) | `accept`                                | `knownAs`, catch-up   |
+ * | order key of a delivered order    | `deliveredOrders`            | until the cursor passes the order    | `accept`                                | catch-up              |
+ * | cursor (orders before it ran)     | `cursor`                     | for good                             | catch-ups (`setCursor`), activation     | catch-up (catchUp.ts) |
+ * | in-flight keys                    | this process's memory        | while a request handles them         | `waitAndHold`, catch-up                 | `waitAndHold`         |
+ * | run keys                          | n8n's `processed_data` table | the last 2,000                       | `recordRunKeys`                         | `recordRunKeys`       |
  *
- * `seen`, `orders` and `caughtUpTo` are kept twice, alike: in the workflow's static data, per webhook
+ * `known`, `deliveredOrders` and `cursor` are kept twice, alike: in the workflow's static data, per webhook
  * URL, which n8n saves when a request's result says so (`resultThatSaves`); and in this process's
  * memory of the endpoint (memory.ts), which every request joins the static data into and writes back
  * whole (store.ts `EndpointStore`).
@@ -82,7 +82,7 @@ export function deliveryKeptUntil(eventCreatedAt: string, nowMs: number): number
 	return nowMs + retentionFor(nowMs - Date.parse(eventCreatedAt));
 }
 
-/** Until when a caught-up order's key is kept in `seen`: as long as the service may still deliver its event. */
+/** Until when a caught-up order's key is kept in `known`: as long as the service may still deliver its event. */
 export function caughtUpKeptUntil(createdAtMs: number, nowMs: number): number {
 	// the service may deliver an event until its last retry, about 42 hours after it was created
 	const retryHorizon =
@@ -146,8 +146,8 @@ export function knownAs(
 	order: string | undefined,
 	nowMs: number,
 ): 'duplicate' | 'order-caught-up' | undefined {
-	if (store.isKnown('seen', key, nowMs)) return 'duplicate';
-	if (order && store.isKnown('seen', order, nowMs)) return 'order-caught-up';
+	if (store.isKnown('known', key, nowMs)) return 'duplicate';
+	if (order && store.isKnown('known', order, nowMs)) return 'order-caught-up';
 	return undefined;
 }
 
@@ -159,17 +159,18 @@ export function keysToAccept(
 	nowMs: number,
 ): KeyToSave[] {
 	const keys: KeyToSave[] = [
-		{ section: 'seen', key, expiresAt: deliveryKeptUntil(event.createdAt, nowMs) },
+		{ section: 'known', key, expiresAt: deliveryKeptUntil(event.createdAt, nowMs) },
 	];
 	const createdAt = Date.parse(event.createdAt);
-	if (order && Number.isFinite(createdAt)) keys.push({ section: 'orders', key: order, createdAt });
+	if (order && Number.isFinite(createdAt))
+		keys.push({ section: 'deliveredOrders', key: order, createdAt });
 	return keys;
 }
 
-/** The keys of caught-up orders: kept in `seen` as long as the service may still deliver their event. */
+/** The keys of caught-up orders: kept in `known` as long as the service may still deliver their event. */
 export function caughtUpKeys(caughtUp: IDataObject[], nowMs: number): KeyToSave[] {
 	return caughtUp.map((item) => ({
-		section: 'seen',
+		section: 'known',
 		key: orderKey((item.data as IDataObject).orderId),
 		expiresAt: caughtUpKeptUntil(Date.parse(String(item.createdAt)), nowMs),
 	}));

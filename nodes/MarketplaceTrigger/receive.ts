@@ -191,7 +191,7 @@ async function acceptEvent(
 		const duplicate = knownAs(store, key, order, now);
 		if (duplicate) {
 			// the service sent it again, so it did not get an answer: keep it from this attempt on
-			store.add({ section: 'seen', key, expiresAt: deliveryKeptUntil(event.createdAt, now) });
+			store.add({ section: 'known', key, expiresAt: deliveryKeptUntil(event.createdAt, now) });
 			return acknowledge(req, duplicate, {
 				id: webhookId,
 				...(duplicate === 'order-caught-up' ? { orderId: event.data.orderId as number } : {}),

@@ -9,7 +9,7 @@
  *   ("Listen for test event") never overwrite each other.
  * - record (`endpoints[url]`): the endpoint's id, signing secret(s), event types, the missed-events
  *   notice still to show, and when a delivery was last verified.
- * - key, seen, orders, cursor: the facts that keep each event once, in the table at the top of
+ * - key, known, deliveredOrders, cursor: the facts that keep each event once, in the table at the top of
  *   once.ts (what each holds, for how long, who writes and reads it).
  * - missed window (`missed[url]`): a Disabled endpoint that deactivation deleted, told on the first
  *   event after the next activation.
@@ -73,7 +73,7 @@ export interface EndpointRecord {
 export type { KeySection };
 
 type Bag = Record<string, unknown>;
-type SectionName = 'endpoints' | KeySection | 'missed' | 'caughtUpTo';
+type SectionName = 'endpoints' | KeySection | 'missed' | 'cursor';
 
 function section(data: Bag, name: SectionName): Bag {
 	const value = data[name];
@@ -100,13 +100,13 @@ export class EndpointStore {
 	/** the record (a copy: change it, then call `recordChanged`) */
 	record: EndpointRecord | undefined;
 	missed: MissedWindow | undefined;
-	readonly seen: KeySet;
-	readonly orders: KeySet;
+	readonly known: KeySet;
+	readonly deliveredOrders: KeySet;
 	/** the cursor: the saved one, or this process's if it is newer */
 	cursor: number | undefined;
 	private readonly changed = new Set<SectionName>();
 	/** the key sections as loaded, to write back only what differs */
-	private readonly loaded: { seen: unknown; orders: unknown };
+	private readonly loaded: { known: unknown; deliveredOrders: unknown };
 
 	private constructor(
 		private readonly data: Bag,
@@ -123,16 +123,19 @@ export class EndpointStore {
 			isRecord(missed) && typeof missed.endpointId === 'number'
 				? ({ ...missed } as unknown as MissedWindow)
 				: undefined;
-		this.loaded = { seen: section(data, 'seen')[url], orders: section(data, 'orders')[url] };
-		this.seen = KeySet.fromState(this.loaded.seen);
-		this.orders = KeySet.fromState(this.loaded.orders);
+		this.loaded = {
+			known: section(data, 'known')[url],
+			deliveredOrders: section(data, 'deliveredOrders')[url],
+		};
+		this.known = KeySet.fromState(this.loaded.known);
+		this.deliveredOrders = KeySet.fromState(this.loaded.deliveredOrders);
 		if (memory) {
-			memory.seen.join(this.seen);
-			memory.orders.join(this.orders);
-			this.seen = memory.seen;
-			this.orders = memory.orders;
+			memory.known.join(this.known);
+			memory.deliveredOrders.join(this.deliveredOrders);
+			this.known = memory.known;
+			this.deliveredOrders = memory.deliveredOrders;
 		}
-		const cursor = section(data, 'caughtUpTo')[url];
+		const cursor = section(data, 'cursor')[url];
 		this.cursor = typeof cursor === 'number' && Number.isFinite(cursor) ? cursor : undefined;
 	}
 
@@ -193,22 +196,22 @@ export class EndpointStore {
 		return [...keys.values()];
 	}
 
-	/** True when `key` ran: in `seen` until its expiry, in `orders` until the cursor passes it. */
+	/** True when `key` ran: in `known` until its expiry, in `deliveredOrders` until the cursor passes it. */
 	isKnown(section: KeySection, key: string, nowMs: number): boolean {
-		return section === 'seen' ? this.seen.has(key, nowMs) : this.orders.includes(key);
+		return section === 'known' ? this.known.has(key, nowMs) : this.deliveredOrders.includes(key);
 	}
 
-	/** Adds one key: to `seen` until it expires, or to `orders` with its order's creation time. */
+	/** Adds one key: to `known` until it expires, or to `deliveredOrders` with its order's creation time. */
 	add(one: KeyToSave): void {
-		if (one.section === 'seen') this.seen.keep(one.key, one.expiresAt);
-		else this.orders.keep(one.key, one.createdAt);
+		if (one.section === 'known') this.known.keep(one.key, one.expiresAt);
+		else this.deliveredOrders.keep(one.key, one.createdAt);
 	}
 
 	/** Sets the cursor; this process's copy keeps the newest it reached. */
 	setCursor(ms: number | undefined): void {
 		this.cursor = ms;
 		if (this.memory && ms !== undefined) this.memory.cursor = Math.max(this.memory.cursor, ms);
-		this.changed.add('caughtUpTo');
+		this.changed.add('cursor');
 	}
 
 	recordChanged(): void {
@@ -232,13 +235,14 @@ export class EndpointStore {
 	 */
 	writeBack(nowMs: number): void {
 		const { data, url } = this;
-		this.seen.prune(nowMs);
-		if (!this.seen.isStoredAs(this.loaded.seen)) writeEntry(data, 'seen', url, this.seen.toState());
+		this.known.prune(nowMs);
+		if (!this.known.isStoredAs(this.loaded.known))
+			writeEntry(data, 'known', url, this.known.toState());
 		// an order is kept only until the cursor has passed it
-		if (this.cursor !== undefined) this.orders.prune(this.cursor);
-		if (!this.orders.isStoredAs(this.loaded.orders))
-			writeEntry(data, 'orders', url, this.orders.toState());
-		if (this.changed.has('caughtUpTo')) writeEntry(data, 'caughtUpTo', url, this.cursor);
+		if (this.cursor !== undefined) this.deliveredOrders.prune(this.cursor);
+		if (!this.deliveredOrders.isStoredAs(this.loaded.deliveredOrders))
+			writeEntry(data, 'deliveredOrders', url, this.deliveredOrders.toState());
+		if (this.changed.has('cursor')) writeEntry(data, 'cursor', url, this.cursor);
 		if (this.changed.has('endpoints'))
 			writeEntry(data, 'endpoints', url, this.record && JSON.parse(JSON.stringify(this.record)));
 		if (this.changed.has('missed'))

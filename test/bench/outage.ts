@@ -148,7 +148,7 @@ async function main() {
 	for (const id of ran) if (id) perId.set(id, (perId.get(id) ?? 0) + 1);
 	const exactlyOnce = eventIds.filter((id) => perId.get(id) === 1).length;
 	const extra = executions.length - exactlyOnce - (perId.get(before.event.id) ?? 0);
-	const seenStored = (json: string) => (json.includes('"seen"') ? 'yes' : 'no');
+	const seenStored = (json: string) => (json.includes('"known"') ? 'yes' : 'no');
 
 	// attempt spacing on the virtual clock
 	const gaps: number[][] = finalDeliveries.map((d) =>
@@ -224,7 +224,7 @@ async function main() {
 	);
 	lines.push('');
 	lines.push(
-		`The redelivery after the restart was answered ${redeliveryStatus}. Accepted webhook-ids ("seen") in the workflow's static data as n8n stored it:`,
+		`The redelivery after the restart was answered ${redeliveryStatus}. Accepted webhook-ids ("known") in the workflow's static data as n8n stored it:`,
 	);
 	lines.push(
 		`before the stop: ${seenStored(staticBefore)} (${fmt(staticBefore.length)} bytes); after the restart and ${orders} deliveries: ${seenStored(staticAfter)} (${fmt(staticAfter.length)} bytes).`,

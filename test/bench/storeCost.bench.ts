@@ -17,16 +17,20 @@ for (const n of [100, 1_000, 10_000]) {
 	// ids spread over 10 minutes of expiry, as steady traffic leaves them
 	for (let i = 0; i < n; i++)
 		store.keep(deliveryKey(`evt_${n}_${i}`), now + 15 * 60_000 + (i % 600) * 1000);
-	let json = JSON.stringify({ seen: { url: store.toState() } });
+	let json = JSON.stringify({ known: { url: store.toState() } });
 	const memory = new EndpointMemory('url');
 	const started = process.hrtime.bigint();
 	for (let round = 0; round < ROUNDS; round++) {
 		const stored = EndpointStore.read(JSON.parse(json) as Record<string, unknown>, 'url', memory);
-		stored.isKnown('seen', deliveryKey(`new_${round}`), now);
-		stored.add({ key: deliveryKey(`new_${round}`), section: 'seen', expiresAt: now + 15 * 60_000 });
+		stored.isKnown('known', deliveryKey(`new_${round}`), now);
+		stored.add({
+			key: deliveryKey(`new_${round}`),
+			section: 'known',
+			expiresAt: now + 15 * 60_000,
+		});
 		stored.writeBack(now);
 		// n8n saves what the request wrote; the next request loads that
-		json = JSON.stringify({ seen: { url: stored.seen.toState() } });
+		json = JSON.stringify({ known: { url: stored.known.toState() } });
 	}
 	const ms = Number(process.hrtime.bigint() - started) / 1e6 / ROUNDS;
 	console.log(

@@ -230,7 +230,7 @@ async function measureSetting(
 					await n8n.rest<{ staticData?: unknown }>('GET', `/workflows/${wfs[v].id}`)
 				).staticData;
 				check.staticBytes = Buffer.byteLength(JSON.stringify(staticData ?? null));
-				check.hasSeen = JSON.stringify(staticData ?? null).includes('"seen"');
+				check.hasSeen = JSON.stringify(staticData ?? null).includes('"known"');
 			}
 			checks.push(check);
 		}
@@ -399,7 +399,7 @@ async function main() {
 			const sd =
 				c.staticBytes === undefined
 					? 'n/a'
-					: `${fmt(c.staticBytes)} bytes of JSON, ${c.hasSeen ? 'with' : 'WITHOUT'} the accepted-id store "seen"`;
+					: `${fmt(c.staticBytes)} bytes of JSON, ${c.hasSeen ? 'with' : 'WITHOUT'} the accepted-id store "known"`;
 			lines.push(
 				`| ${r.label} | ${LABEL[c.variant]} | ${fmt(c.accepted)} | ${fmt(c.executions)} | ${c.notSuccess} | ${c.distinct === undefined ? 'n/a' : fmt(c.distinct)} | ${sd} |`,
 			);

@@ -223,24 +223,24 @@ test("property: joining two sets equals keeping every key of both in one (the pr
 test("EndpointStore with this process's memory: keys another process saved are kept, and a key a save dropped is written again", () => {
 	const memory = new EndpointMemory('url');
 	const saved = (data: Record<string, unknown>) =>
-		KeySet.fromState((data.seen as Record<string, unknown> | undefined)?.url);
+		KeySet.fromState((data.known as Record<string, unknown> | undefined)?.url);
 	// another process saved key 1
 	const fromOther = new KeySet();
 	fromOther.keep(key(1), T0 + 30 * MIN);
-	const data: Record<string, unknown> = { seen: { url: fromOther.toState() } };
+	const data: Record<string, unknown> = { known: { url: fromOther.toState() } };
 	const first = EndpointStore.read(data, 'url', memory);
-	first.add({ section: 'seen', key: key(2), expiresAt: T0 + 30 * MIN });
+	first.add({ section: 'known', key: key(2), expiresAt: T0 + 30 * MIN });
 	first.writeBack(T0);
 	expect(saved(data).has(key(1), T0)).toBe(true);
 	expect(saved(data).has(key(2), T0)).toBe(true);
 	// a save of an older copy (only key 1) overwrites it; the next request of this process puts key 2 back
-	data.seen = { url: fromOther.toState() };
+	data.known = { url: fromOther.toState() };
 	EndpointStore.read(data, 'url', memory).writeBack(T0);
 	expect(saved(data).has(key(2), T0)).toBe(true);
 	// nothing differs from what was loaded: nothing is written, so n8n has nothing to save
-	const unchanged = { seen: data.seen };
+	const unchanged = { known: data.known };
 	EndpointStore.read(unchanged, 'url', memory).writeBack(T0);
-	expect(unchanged.seen).toBe(data.seen);
+	expect(unchanged.known).toBe(data.known);
 	// keys leave only when they expire
 	EndpointStore.read(data, 'url', memory).writeBack(T0 + 31 * MIN);
 	expect(saved(data).size).toBe(0);

@@ -209,7 +209,7 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	// memory and the stored ids both lost: the run's check (n8n's deduplication store) keeps it out
 	restart(t);
 	const kept = { ...t.staticData };
-	delete kept.seen;
+	delete kept.known;
 	t.staticData = kept;
 	const answered = t.responses.length;
 	expect((await bench.control.redeliver(delivery.id)).responseStatusCode).toBe(200);
@@ -240,7 +240,7 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 
 describe('what n8n saves, and the run that answers (once.ts resultThatSaves, run.ts)', () => {
 	const storedIn = (t: TriggerHarness) =>
-		KeySet.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
+		KeySet.fromState(((t.staticData.known ?? {}) as IDataObject)[t.webhookUrl]);
 
 	test("an accepted event's key is in the static data n8n saves before the run; the run answers with the trigger's JSON", async () => {
 		const { t } = await activeTrigger();
@@ -260,7 +260,7 @@ describe('what n8n saves, and the run that answers (once.ts resultThatSaves, run
 		const dropSeen = () => {
 			// another process saves a copy it read before this one's save
 			const kept = { ...t.staticData };
-			delete kept.seen;
+			delete kept.known;
 			t.staticData = kept;
 		};
 		await deliverSigned(t, [secret], orderEvent('evt_a'));
@@ -293,7 +293,7 @@ describe('what n8n saves, and the run that answers (once.ts resultThatSaves, run
 		});
 		// the second process's copy of the static data predates the first's save
 		const kept = { ...t.staticData };
-		delete kept.seen;
+		delete kept.known;
 		t.staticData = kept;
 		const copy = await deliverSigned(other, [secret], orderEvent('evt_twice'), undefined, atOther);
 		expect(copy.body).toEqual({ received: true, ignored: 'duplicate', id: 'evt_twice' });
@@ -322,7 +322,7 @@ test('a redelivered duplicate is remembered from its own arrival on (the service
 	};
 	expect((await deliverSigned(t, [secret], event)).status).toBe(200);
 	await idsStored(t);
-	const stored = () => KeySet.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
+	const stored = () => KeySet.fromState(((t.staticData.known ?? {}) as IDataObject)[t.webhookUrl]);
 	expect(stored().has(deliveryKey('evt_late'), Date.now() + 2 * 3_600_000)).toBe(true);
 	expect(stored().has(deliveryKey('evt_late'), Date.now() + 2 * 3_600_000 + 11 * 60_000)).toBe(
 		false,

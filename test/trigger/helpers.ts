@@ -48,7 +48,7 @@ export function triggerOf(harness: TriggerHarness): MarketplaceTrigger {
 export function heldInMemory(
 	harness: TriggerHarness,
 	url: string,
-	section: 'seen' | 'orders' = 'seen',
+	section: 'known' | 'deliveredOrders' = 'known',
 ): number {
 	return triggerOf(harness).triggerProcess.memoryOf(WORKFLOW_ID, url)[section].size;
 }

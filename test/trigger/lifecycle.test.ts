@@ -247,17 +247,17 @@ test('deactivation writes the keys this process holds into the static data it sa
 	const { event } = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);
 	await t.settled();
-	const saved = () => KeySet.fromState(((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl]);
+	const saved = () => KeySet.fromState(((t.staticData.known ?? {}) as IDataObject)[t.webhookUrl]);
 	// saved with the request; then a save of another process drops it
 	expect(saved().has(deliveryKey(String(event.id)), Date.now())).toBe(true);
 	const kept = { ...t.staticData };
-	delete kept.seen;
-	delete kept.orders;
+	delete kept.known;
+	delete kept.deliveredOrders;
 	t.staticData = kept;
 	expect(heldInMemory(t, t.webhookUrl)).toBeGreaterThanOrEqual(1);
 	expect(await t.delete()).toBe(true);
 	expect(saved().has(deliveryKey(String(event.id)), Date.now())).toBe(true);
-	expect(((t.staticData.orders ?? {}) as IDataObject)[t.webhookUrl]).toBeDefined();
+	expect(((t.staticData.deliveredOrders ?? {}) as IDataObject)[t.webhookUrl]).toBeDefined();
 	expect(heldInMemory(t, t.webhookUrl)).toBe(0);
 });
 

@@ -60,8 +60,8 @@ test('one event, a burst of 5 and a back-to-back pair: ids stored with no reques
 	await t.settled();
 	// n8n's own requests never went to the public address (the proxy would have dropped them)
 	expect(proxy.dropped).toEqual([]);
-	const seen = ((t.staticData.seen ?? {}) as IDataObject)[t.webhookUrl];
-	expect(seen).toBeDefined();
+	const known = ((t.staticData.known ?? {}) as IDataObject)[t.webhookUrl];
+	expect(known).toBeDefined();
 
 	// "restart": process memory gone; the service delivers every event again
 	restart(t);
