@@ -68,7 +68,7 @@ export function catchUpCheckWith(getTriggerProcess: () => TriggerProcess) {
 		};
 		const wake = async () => {
 			if (state.running || state.closed) return;
-			state.running = checkOnce(this, triggerProcess, state, options);
+			state.running = checkIfDue(this, triggerProcess, state, options);
 			try {
 				await state.running;
 			} finally {
@@ -87,7 +87,7 @@ export function catchUpCheckWith(getTriggerProcess: () => TriggerProcess) {
 }
 
 /** One wake-up: the check, when one is due, with the credential as it is now. */
-async function checkOnce(
+async function checkIfDue(
 	ctx: ITriggerFunctions,
 	triggerProcess: TriggerProcess,
 	state: CheckState,
