@@ -57,8 +57,10 @@ interface TriggerOptions {
 }
 
 /** The endpoint's part of the static data (n8n saves it when the hook returns). */
-function storeOf(ctx: IHookFunctions, url: string): EndpointStore {
-	return EndpointStore.read(ctx.getWorkflowStaticData('node'), url);
+/** The static data of the endpoint at `url`, with this process's memory of it. */
+function storeOf(ctx: IHookFunctions, triggerProcess: TriggerProcess, url: string): EndpointStore {
+	const memory = triggerProcess.memoryOf(ctx.getWorkflow().id ?? '', url);
+	return EndpointStore.read(ctx.getWorkflowStaticData('node'), url, memory);
 }
 
 /** True when two lists name the same event types (order and repeats ignored). */
@@ -198,7 +200,7 @@ export async function checkEndpointExists(
 	const eventTypes = wantedEventTypes(ctx);
 	const description = wantedDescription(ctx);
 	const options = ctx.getNodeParameter('options', {}) as TriggerOptions;
-	const store = storeOf(ctx, url);
+	const store = storeOf(ctx, triggerProcess, url);
 	const stored = store.record;
 
 	const matches = (await listEndpoints(ctx)).filter((e) => e.url === url);
@@ -358,7 +360,7 @@ export async function createEndpoint(
 			'Creating the webhook endpoint returned no endpoint id or secret',
 		);
 	}
-	const store = storeOf(ctx, url);
+	const store = storeOf(ctx, triggerProcess, url);
 	const now = transportClock().now();
 	const record: EndpointRecord = { endpointId: endpoint.id, secret, secretAt: now, eventTypes };
 	// the endpoint this one replaces had been disabled by the service: events were missed
@@ -378,7 +380,7 @@ export async function createEndpoint(
 			endpoint.id,
 			url,
 			triggerProcess.settings,
-			async () => await removeUnreached(ctx, endpoint.id, url),
+			async () => await removeUnreached(ctx, triggerProcess, endpoint.id, url),
 		);
 	});
 	if (ctx.getMode() === 'manual') startSampleDelivery(ctx, triggerProcess, endpoint.id, url);
@@ -389,6 +391,7 @@ export async function createEndpoint(
 /** Deletes an endpoint create() made when the service could not reach it; a failure is only logged. */
 async function removeUnreached(
 	ctx: IHookFunctions,
+	triggerProcess: TriggerProcess,
 	endpointId: number,
 	url: string,
 ): Promise<void> {
@@ -402,7 +405,7 @@ async function removeUnreached(
 			},
 			LIFECYCLE_TRANSPORT,
 		);
-		const store = storeOf(ctx, url);
+		const store = storeOf(ctx, triggerProcess, url);
 		store.clearRecord();
 		store.writeBack(transportClock().now());
 	} catch (error) {
@@ -424,11 +427,7 @@ export async function deleteEndpoint(
 	const url = webhookUrlOf(ctx);
 	const workflowId = ctx.getWorkflow().id ?? '';
 	// with what this process knows of the endpoint (its keys, its cursor): the last save it makes
-	const store = EndpointStore.read(
-		ctx.getWorkflowStaticData('node'),
-		url,
-		triggerProcess.memoryOf(workflowId, url),
-	);
+	const store = storeOf(ctx, triggerProcess, url);
 	const stored = store.record;
 	const mine = (await listEndpoints(ctx)).filter((e) => e.url === url);
 	const ids = new Set(mine.map((e) => e.id));

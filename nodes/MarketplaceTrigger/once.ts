@@ -16,10 +16,10 @@
  * | in-flight keys                    | this process's memory        | while a request handles them         | `waitAndHold`, catch-up                 | `waitAndHold`         |
  * | run keys                          | n8n's `processed_data` table | the last 2,000                       | `recordRunKeys`                         | `recordRunKeys`       |
  *
- * `known`, `deliveredOrders` and `cursor` are kept twice, alike: in the workflow's static data, per webhook
- * URL, which n8n saves when a request's result says so (`resultThatSaves`); and in this process's
- * memory of the endpoint (memory.ts), which every request joins the static data into and writes back
- * whole (store.ts `EndpointStore`).
+ * `known`, `deliveredOrders` and `cursor` are kept twice, alike: in the workflow's static data, per
+ * webhook URL, which n8n saves when a request's result says so (`resultThatSaves`); and in this
+ * process's memory of the endpoint (memory.ts), which every request (and hook) joins the static data
+ * into when it reads it and writes back whole (store.ts `EndpointStore`).
  *
  * Why twice: n8n loads the static data anew for every request and saves it whole when the request
  * ends, last writer wins, so a save of a request that read an older copy can drop a key another
@@ -177,9 +177,9 @@ export function caughtUpKeys(caughtUp: IDataObject[], nowMs: number): KeyToSave[
 }
 
 /**
- * Accepts `keys` into this process's copy of the key sections: the request's store holds that copy
- * itself, not one of its own (store.ts), so other requests of this process see them at once, and
- * `resultThatSaves` writes them into the static data.
+ * Accepts `keys` into this process's memory of the endpoint (through the request's store, which keeps
+ * no keys of its own), so other requests of this process see them at once, and `resultThatSaves`
+ * writes them into the static data.
  */
 export function accept(store: EndpointStore, keys: KeyToSave[]): void {
 	for (const one of keys) store.add(one);

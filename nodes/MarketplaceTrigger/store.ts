@@ -91,17 +91,15 @@ function writeEntry(data: Bag, name: SectionName, url: string, value: unknown): 
 }
 
 /**
- * One request's view of the static data of one endpoint: read once when the request begins, and
+ * One request's (or hook's) view of the static data of one endpoint: read once when it begins, and
  * written back, section by section, only where it changed (every write makes n8n save the whole
- * static data). With this process's memory of the endpoint, its key sections are the memory's copy
- * with the loaded ones joined in. Activation code (with no process memory) uses it the same way.
+ * static data). The keys are not the view's: they are this process's memory of the endpoint, which
+ * the saved keys join when the view is read, and which `writeBack` writes whole (once.ts says why).
  */
 export class EndpointStore {
 	/** the record (a copy: change it, then call `recordChanged`) */
 	record: EndpointRecord | undefined;
 	missed: MissedWindow | undefined;
-	readonly known: KeySet;
-	readonly deliveredOrders: KeySet;
 	/** the cursor: the saved one, or this process's if it is newer */
 	cursor: number | undefined;
 	private readonly changed = new Set<SectionName>();
@@ -111,7 +109,7 @@ export class EndpointStore {
 	private constructor(
 		private readonly data: Bag,
 		readonly url: string,
-		private readonly memory: EndpointMemory | undefined,
+		private readonly memory: EndpointMemory,
 	) {
 		const record = section(data, 'endpoints')[url];
 		this.record =
@@ -127,26 +125,19 @@ export class EndpointStore {
 			known: section(data, 'known')[url],
 			deliveredOrders: section(data, 'deliveredOrders')[url],
 		};
-		this.known = KeySet.fromState(this.loaded.known);
-		this.deliveredOrders = KeySet.fromState(this.loaded.deliveredOrders);
-		if (memory) {
-			memory.known.join(this.known);
-			memory.deliveredOrders.join(this.deliveredOrders);
-			this.known = memory.known;
-			this.deliveredOrders = memory.deliveredOrders;
-		}
+		memory.known.join(KeySet.fromState(this.loaded.known));
+		memory.deliveredOrders.join(KeySet.fromState(this.loaded.deliveredOrders));
 		const cursor = section(data, 'cursor')[url];
 		this.cursor = typeof cursor === 'number' && Number.isFinite(cursor) ? cursor : undefined;
 	}
 
 	/**
-	 * Reads the endpoint's sections of `data`. With this process's `memory` of the endpoint, the view
-	 * also holds what the process knows and a save may not have taken: its keys, its newer cursor, a
-	 * notice it already showed (gone), when it last verified a delivery.
+	 * Reads the endpoint's sections of `data`, with what this process's `memory` of the endpoint knows
+	 * and a save may not have taken: its keys, its newer cursor, a notice it already showed (gone), when
+	 * it last verified a delivery.
 	 */
-	static read(data: Bag, url: string, memory?: EndpointMemory): EndpointStore {
+	static read(data: Bag, url: string, memory: EndpointMemory): EndpointStore {
 		const store = new EndpointStore(data, url, memory);
-		if (!memory) return store;
 		if (memory.cursor > (store.cursor ?? -Infinity)) store.setCursor(memory.cursor);
 		const record = store.record;
 		if (!record) return store;
@@ -183,7 +174,7 @@ export class EndpointStore {
 		) {
 			secrets.push(record.previousSecret);
 		}
-		const held = this.memory?.signingKeys ?? new Map<string, KeyObject>();
+		const held = this.memory.signingKeys;
 		const keys = new Map<string, KeyObject>();
 		for (const secret of secrets) {
 			try {
@@ -192,25 +183,26 @@ export class EndpointStore {
 				// a malformed stored secret verifies nothing; the other one may still do
 			}
 		}
-		if (this.memory) this.memory.signingKeys = keys;
+		this.memory.signingKeys = keys;
 		return [...keys.values()];
 	}
 
 	/** True when `key` ran: in `known` until its expiry, in `deliveredOrders` until the cursor passes it. */
 	isKnown(section: KeySection, key: string, nowMs: number): boolean {
-		return section === 'known' ? this.known.has(key, nowMs) : this.deliveredOrders.includes(key);
+		const { known, deliveredOrders } = this.memory;
+		return section === 'known' ? known.has(key, nowMs) : deliveredOrders.includes(key);
 	}
 
-	/** Adds one key: to `known` until it expires, or to `deliveredOrders` with its order's creation time. */
+	/** Adds one key, to this process's memory: to `known` until it expires, or to `deliveredOrders` with its order's creation time. */
 	add(one: KeyToSave): void {
-		if (one.section === 'known') this.known.keep(one.key, one.expiresAt);
-		else this.deliveredOrders.keep(one.key, one.createdAt);
+		if (one.section === 'known') this.memory.known.keep(one.key, one.expiresAt);
+		else this.memory.deliveredOrders.keep(one.key, one.createdAt);
 	}
 
 	/** Sets the cursor; this process's copy keeps the newest it reached. */
 	setCursor(ms: number | undefined): void {
 		this.cursor = ms;
-		if (this.memory && ms !== undefined) this.memory.cursor = Math.max(this.memory.cursor, ms);
+		if (ms !== undefined) this.memory.cursor = Math.max(this.memory.cursor, ms);
 		this.changed.add('cursor');
 	}
 
@@ -231,17 +223,17 @@ export class EndpointStore {
 
 	/**
 	 * Writes what differs from what was loaded into the static data (n8n saves it when the request or
-	 * hook ends): with this process's memory, every key it holds.
+	 * hook ends): every key this process's memory holds, and what the view changed.
 	 */
 	writeBack(nowMs: number): void {
 		const { data, url } = this;
-		this.known.prune(nowMs);
-		if (!this.known.isStoredAs(this.loaded.known))
-			writeEntry(data, 'known', url, this.known.toState());
+		const { known, deliveredOrders } = this.memory;
+		known.prune(nowMs);
+		if (!known.isStoredAs(this.loaded.known)) writeEntry(data, 'known', url, known.toState());
 		// an order is kept only until the cursor has passed it
-		if (this.cursor !== undefined) this.deliveredOrders.prune(this.cursor);
-		if (!this.deliveredOrders.isStoredAs(this.loaded.deliveredOrders))
-			writeEntry(data, 'deliveredOrders', url, this.deliveredOrders.toState());
+		if (this.cursor !== undefined) deliveredOrders.prune(this.cursor);
+		if (!deliveredOrders.isStoredAs(this.loaded.deliveredOrders))
+			writeEntry(data, 'deliveredOrders', url, deliveredOrders.toState());
 		if (this.changed.has('cursor')) writeEntry(data, 'cursor', url, this.cursor);
 		if (this.changed.has('endpoints'))
 			writeEntry(data, 'endpoints', url, this.record && JSON.parse(JSON.stringify(this.record)));
