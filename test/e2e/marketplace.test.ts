@@ -1088,7 +1088,8 @@ describe('Marketplace Polling Trigger, manual run', () => {
 		);
 		const newest = orders
 			.filter((o) => o.brandId <= 5)
-			.sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt))[0];
+			// newest first; of orders made in the same millisecond, the highest id (as the node picks)
+			.sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || b.id - a.id)[0];
 		const sample = nodeOutput(ex, 'New Orders');
 		expect(sample).toHaveLength(1);
 		expect(sample[0]).toMatchObject({ id: newest.id, change: { kind: 'created' } });
