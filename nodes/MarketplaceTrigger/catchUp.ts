@@ -3,11 +3,12 @@
  * stopped or unreachable for a while, a proxy that dropped requests, an endpoint the service
  * disabled). The service's own advice for a gap: list the orders with a start date covering it.
  *
- * Only trigger()'s catch-up check catches up (catchUpCheck.ts): deliveries never do, so one check at a
- * time, on the one main process that runs triggers, is the only reader of the order list. The check
- * asks the service for a test delivery, and webhook() catches up in that request (receive.ts
- * `catchUpOnCheckDelivery`), where n8n saves the cursor and the keys before the run starts; where
- * deliveries do not reach n8n, trigger() catches up itself (catchUpCheck.ts `catchUpHere`).
+ * Only a check catches up, never a delivery: trigger()'s catch-up check (catchUpCheck.ts), one at a
+ * time on the one main process that runs triggers, asks the service for a test delivery, and
+ * webhook() catches up in that request (receive.ts `catchUpOnCheckDelivery`), where n8n saves the
+ * cursor and the keys before the run starts. Any other webhook.test on the production URL (a user's
+ * Webhook Endpoint > Test) is taken for a check too. Where deliveries do not reach n8n, trigger()
+ * catches up itself (catchUpCheck.ts `catchUpHere`).
  *
  * The cursor (store.ts) says that every order created before it ran or was caught up. A check reads
  * the orders created from the cursor (Order > Get Many by start date, paced and retried like every

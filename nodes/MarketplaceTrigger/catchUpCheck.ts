@@ -32,7 +32,7 @@ import { catchUpOrders, checkDue, dueWindow, QUIET_CHECK_MS } from './catchUp';
 import { LIFECYCLE_TRANSPORT } from './lifecycle';
 import type { EndpointMemory, TriggerProcess } from './memory';
 import { judgeDelivery, testDelivery } from './reachability';
-import { accept, caughtUpKeys, ORDER_CREATED } from './once';
+import { caughtUpKeys, keepInMemory, ORDER_CREATED } from './once';
 import { EndpointStore } from './store';
 
 interface CheckOptions {
@@ -196,7 +196,7 @@ async function catchUpHere(
 		// closed meanwhile (deactivation, shutdown): the next activation's check brings these orders
 		if (state.closed) return;
 		store.setCursor(result.to);
-		accept(store, caughtUpKeys(result.events, nowMs));
+		keepInMemory(store, caughtUpKeys(result.events, nowMs));
 		if (result.events.length > 0) ctx.emit([result.events.map((json) => ({ json }))]);
 	} finally {
 		release();

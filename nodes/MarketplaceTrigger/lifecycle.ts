@@ -56,8 +56,7 @@ interface TriggerOptions {
 	rotateSecretOnActivation?: boolean;
 }
 
-/** The endpoint's part of the static data (n8n saves it when the hook returns). */
-/** The static data of the endpoint at `url`, with this process's memory of it. */
+/** The static data of the endpoint at `url`, with this process's memory of it (n8n saves it when the hook returns). */
 function storeOf(ctx: IHookFunctions, triggerProcess: TriggerProcess, url: string): EndpointStore {
 	const memory = triggerProcess.memoryOf(ctx.getWorkflow().id ?? '', url);
 	return EndpointStore.read(ctx.getWorkflowStaticData('node'), url, memory);

@@ -9,15 +9,15 @@
  *
  * | fact                              | where                        | kept                                 | written by                              | read by               |
  * | --------------------------------- | ---------------------------- | ------------------------------------ | --------------------------------------- | --------------------- |
- * | delivery key of an accepted event | `known`                      | until the service could resend it    | `accept`; a copy sent again: receive.ts | `knownAs`             |
- * | order key of a caught-up order    | `known`                      | until its event's last retry (~42 h) | `accept`                                | `knownAs`, catch-up   |
- * | order key of a delivered order    | `deliveredOrders`            | until the cursor passes the order    | `accept`                                | catch-up              |
+ * | delivery key of an accepted event | `known`                      | until the service could resend it    | `keepInMemory`; a copy sent again: receive.ts | `knownAs`             |
+ * | order key of a caught-up order    | `known`                      | until its event's last retry (~42 h) | `keepInMemory`                                | `knownAs`, catch-up   |
+ * | order key of a delivered order    | `deliveredOrders`            | until the cursor passes the order    | `keepInMemory`                                | catch-up              |
  * | cursor (orders before it ran)     | `cursor`                     | for good                             | catch-ups (`setCursor`), activation     | catch-up (catchUp.ts) |
  * | in-flight keys                    | this process's memory        | while a request handles them         | `waitAndHold`, catch-up                 | `waitAndHold`         |
  * | run keys                          | n8n's `processed_data` table | the last 2,000                       | `recordRunKeys`                         | `recordRunKeys`       |
  *
  * `known`, `deliveredOrders` and `cursor` are kept twice, alike: in the workflow's static data, per
- * webhook URL, which n8n saves when a request's result says so (`resultThatSaves`); and in this
+ * webhook URL, which n8n saves when a request's result says so (`resultSavedThenRun`); and in this
  * process's memory of the endpoint (memory.ts), which every request (and hook) joins the static data
  * into when it reads it and writes back whole (store.ts `EndpointStore`).
  *
@@ -30,18 +30,18 @@
  *
  * Saving: the node cannot save the static data itself; n8n saves what a request changed when
  * webhook() returns `noWebhookResponse: true`, before it starts the run with the request's items.
- * Every request ends in `resultThatSaves`, so every request's changes are saved that way.
+ * Every request ends in `resultSavedThenRun`, so every request's changes are saved that way.
  *
  * Where an accepted event is written, in order: step 3 survives a restart of this process; step 4 is
  * what every process sees:
  *
  *   webhook()  1. knownAs: known? --yes--> 2xx `ignored`, no run (the copy's key is kept longer)
  *                 | no
- *              2. accept: its keys into this process's copy           (memory: this process only)
- *              3. resultThatSaves: the copy into the static data;
+ *              2. keepInMemory: its keys into this process's copy           (memory: this process only)
+ *              3. resultSavedThenRun: the copy into the static data;
  *                 n8n saves it, then starts the run                   (database: survives a restart)
  *   execute()  4. recordRunKeys: its keys into `processed_data`;
- *                 an item whose key is there already runs nothing     (database: every process)
+ *                 an item whose key is there already outputs nothing  (database: every process)
  */
 import { createHash } from 'node:crypto';
 
@@ -132,7 +132,7 @@ export function retentionFor(ageMs: number): number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// webhook(): known?, accept, save
+// webhook(): known?, keep in memory, save
 // ---------------------------------------------------------------------------------------------
 
 /**
@@ -178,10 +178,10 @@ export function caughtUpKeys(caughtUp: IDataObject[], nowMs: number): KeyToSave[
 
 /**
  * Accepts `keys` into this process's memory of the endpoint (through the request's store, which keeps
- * no keys of its own), so other requests of this process see them at once, and `resultThatSaves`
+ * no keys of its own), so other requests of this process see them at once, and `resultSavedThenRun`
  * writes them into the static data.
  */
-export function accept(store: EndpointStore, keys: KeyToSave[]): void {
+export function keepInMemory(store: EndpointStore, keys: KeyToSave[]): void {
 	for (const one of keys) store.add(one);
 }
 
@@ -198,7 +198,7 @@ export async function waitAndHold(memory: EndpointMemory, keys: string[]): Promi
  * run with `items` (whose start, run.ts, answers the delivery). Without items the request was answered
  * already and starts nothing.
  */
-export function resultThatSaves(
+export function resultSavedThenRun(
 	store: EndpointStore,
 	nowMs: number,
 	items?: INodeExecutionData[],

@@ -12,12 +12,12 @@
  *       order; concurrent copies in this process wait for the first (`waitAndHold`). 2xx, no run.
  *    b. enrich: the current state (option). A transient failure is answered 503 and nothing is
  *       added, so the service's retry is processed.
- *    c. accept (once.ts `accept`): the keys go into this process's copy of the static data, which the
- *       request writes back at its end (`resultThatSaves`).
+ *    c. accept (once.ts `keepInMemory`): the keys go into this process's copy of the static data, which the
+ *       request writes back at its end (`resultSavedThenRun`).
  *    d. hand over: the item goes to a run, and the run answers the service once it has started
  *       (run.ts), so the service is paced to what n8n can start.
  *
- * Every request ends in once.ts `resultThatSaves`: n8n saves the static data the request changed, then
+ * Every request ends in once.ts `resultSavedThenRun`: n8n saves the static data the request changed, then
  * starts the run with its items, if any.
  */
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
@@ -31,15 +31,15 @@ import { WITHIN_ANSWER_LIMIT } from './answerLimit';
 import { catchUpOrders, dueWindow, IN_FLIGHT_MS, type CatchUpWindow } from './catchUp';
 import type { EndpointMemory, TriggerProcess } from './memory';
 import {
-	accept,
 	caughtUpKeys,
 	deliveryKey,
 	deliveryKeptUntil,
+	keepInMemory,
 	keysToAccept,
 	knownAs,
 	ORDER_CREATED,
 	orderKey,
-	resultThatSaves,
+	resultSavedThenRun,
 	waitAndHold,
 } from './once';
 import { recoverSecret, refuse } from './refusals';
@@ -154,7 +154,7 @@ export function receiveWith(getTriggerProcess: () => TriggerProcess) {
 		const subscribed: string[] = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
 		if (event.type === TEST_EVENT_TYPE) {
 			const sample = await sampleItems(this, event, subscribed, options);
-			if (sample) return resultThatSaves(req.store, req.now, sample);
+			if (sample) return resultSavedThenRun(req.store, req.now, sample);
 			if (options.emitTestEvents !== true)
 				return await catchUpOnCheckDelivery(
 					req,
@@ -214,7 +214,7 @@ async function acceptEvent(
 
 		// c. accept: the keys this run makes known, into this process's copy of the static data
 		const catchUp = catchUpOn(ctx, options, subscribed);
-		accept(store, keysToAccept(event, key, catchUp ? order : undefined, now));
+		keepInMemory(store, keysToAccept(event, key, catchUp ? order : undefined, now));
 
 		// d. hand over
 		const json = itemOf(req, event, state, options);
@@ -223,7 +223,7 @@ async function acceptEvent(
 			noticeShown(req, noticeDue);
 			json.notice = noticeDue as unknown as IDataObject;
 		}
-		return resultThatSaves(req.store, req.now, [{ json }]);
+		return resultSavedThenRun(req.store, req.now, [{ json }]);
 	} finally {
 		releaseHeld(req);
 	}
@@ -274,11 +274,11 @@ async function catchUpOnCheckDelivery(
 		if ('retryLater' in caught) return answer(req, 503, caught.retryLater);
 		if (caught.items.length === 0)
 			return acknowledge(req, 'test-event', { ...testEvent, ...caught.note });
-		accept(store, caughtUpKeys(caught.items, now));
+		keepInMemory(store, caughtUpKeys(caught.items, now));
 		// the notice goes with the orders it explains; with none, the next event shows it
 		const notice = noticeDue && { ...noticeDue, ...caught.note };
 		if (noticeDue) noticeShown(req, noticeDue);
-		return resultThatSaves(
+		return resultSavedThenRun(
 			store,
 			now,
 			caught.items.map((item) => ({
@@ -371,7 +371,7 @@ function itemOf(
 /** Answers the request now (it starts no run), then ends it like every request. */
 function answer(req: WebhookRequest, status: number, body: IDataObject): IWebhookResponseData {
 	req.ctx.getResponseObject().status(status).json(body);
-	return resultThatSaves(req.store, req.now);
+	return resultSavedThenRun(req.store, req.now);
 }
 
 /** 2xx for a delivery that starts nothing. */

@@ -256,7 +256,7 @@ test('a processor restart loses no ids: five accepted, silence, restart, sent ag
 		events.map(async (e) => await send(urlAt(0), signedDelivery(secret, e))),
 	);
 	expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
-	// each accepted delivery's key is saved by n8n before its run starts (once.ts resultThatSaves)
+	// each accepted delivery's key is saved by n8n before its run starts (once.ts resultSavedThenRun)
 	await settledRuns(
 		events.map((e) => e.id),
 		1500,

@@ -238,7 +238,7 @@ test('accepted ids survive a restart (static data); concurrent copies of one eve
 	expect(answers.filter((a) => (a.body as IDataObject).ignored === 'duplicate')).toHaveLength(2);
 });
 
-describe('what n8n saves, and the run that answers (once.ts resultThatSaves, run.ts)', () => {
+describe('what n8n saves, and the run that answers (once.ts resultSavedThenRun, run.ts)', () => {
 	const storedIn = (t: TriggerHarness) =>
 		KeySet.fromState(((t.staticData.known ?? {}) as IDataObject)[t.webhookUrl]);
 
