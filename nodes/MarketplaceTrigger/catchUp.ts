@@ -145,7 +145,8 @@ function caughtUpEvent(
 
 /**
  * Reads the orders created in `window` that did not run, oldest first, at most MAX_CAUGHT_UP_PER_RUN.
- * The keys of the orders it reads are held (`hold`) until the caller has added them. Throws what the transport throws (webhook() answers 503 for a transient failure).
+ * The keys of the orders it reads are held (`hold`) until the caller has added them. Throws what the
+ * transport throws (webhook() answers 503 for a transient failure).
  */
 export async function catchUpOrders(
 	ctx: TransportContext,

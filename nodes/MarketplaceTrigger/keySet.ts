@@ -1,6 +1,6 @@
 /**
- * The key set the static data sections `known` and `deliveredOrders` are made of (once.ts says what they hold),
- * and each process's copy of them (memory.ts). Pure: no n8n imports, no clock of its own.
+ * The key set the static data sections `known` and `deliveredOrders` are made of (once.ts says what
+ * they hold), and each process's copy of them (memory.ts). Pure: no n8n imports, no clock of its own.
  */
 
 /** Keys kept at most; beyond it the keys that expire first are dropped first. */

@@ -12,13 +12,13 @@
  *       order; concurrent copies in this process wait for the first (`waitAndHold`). 2xx, no run.
  *    b. enrich: the current state (option). A transient failure is answered 503 and nothing is
  *       added, so the service's retry is processed.
- *    c. accept (once.ts `keepInMemory`): the keys go into this process's copy of the static data, which the
- *       request writes back at its end (`resultSavedThenRun`).
+ *    c. accept (once.ts `keepInMemory`): the keys go into this process's copy of the static data,
+ *       which the request writes back at its end (`resultSavedThenRun`).
  *    d. hand over: the item goes to a run, and the run answers the service once it has started
  *       (run.ts), so the service is paced to what n8n can start.
  *
- * Every request ends in once.ts `resultSavedThenRun`: n8n saves the static data the request changed, then
- * starts the run with its items, if any.
+ * Every request ends in once.ts `resultSavedThenRun`: n8n saves the static data the request changed,
+ * then starts the run with its items, if any.
  */
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 

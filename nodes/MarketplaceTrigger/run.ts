@@ -2,8 +2,9 @@
  * execute() of the Marketplace Trigger: the start of every run webhook() or trigger() hands over.
  *
  * 1. once: the items none of whose keys ran before, by n8n's `processed_data` table (once.ts
- *    `recordRunKeys`): a copy that webhook() could not recognise (it reached another webhook processor,
- *    or came while that processor's save was not visible yet) outputs nothing here (its execution has started).
+ *    `recordRunKeys`): a copy that webhook() could not recognise (it reached another webhook
+ *    processor, or came while that processor's save was not visible yet) outputs nothing here (its
+ *    execution has started).
  * 2. answer: the delivery that started the run gets its 2xx now that n8n has started the run
  *    (responseMode 'responseNode': n8n writes this answer to the waiting request).
  *
