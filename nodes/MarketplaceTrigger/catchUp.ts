@@ -13,9 +13,9 @@
  * The cursor (store.ts) says that every order created before it ran or was caught up. A check reads
  * the orders created from the cursor (Order > Get Many by start date, paced and retried like every
  * read): the first 20-40 s after the start, then every QUIET_CHECK_MS, or a minute after a read that
- * saw orders too recent for its window or left a backlog (`checkDue`). The window ends IN_FLIGHT_MS
- * before the check (orders that recent may still have a delivery under way), or, after a re-enable,
- * when the endpoint worked again (nothing was under way).
+ * left a backlog (`checkDue`). The window ends IN_FLIGHT_MS before the check (orders that recent may
+ * still have a delivery under way: the next check's window has them), or, after a re-enable, when the
+ * endpoint worked again (nothing was under way).
  *
  * Each order in the window the trigger does not know is emitted once, shaped like an order.created
  * item and marked `caughtUp`. No order runs twice:
@@ -39,7 +39,7 @@ import type { EndpointStore, MissedEventsNotice } from './store';
 /** Orders created this close before a check may still have a delivery under way (answers take up to 10 s). */
 export const IN_FLIGHT_MS = 15_000;
 
-/** A read that saw orders too recent for its window, or left a backlog, is made again this much later. */
+/** A read that left a backlog is made again this much later; one process reads at most this often. */
 export const READ_AGAIN_MS = 60_000;
 
 /** The catch-up check reads the order list this often (the quota is 120 requests a minute per key). */
@@ -51,6 +51,17 @@ export const QUIET_CHECK_MS = 5 * 60_000;
  * check, a minute later, oldest first.
  */
 export const MAX_CAUGHT_UP_PER_RUN = 250;
+
+/** Catch Up Missed Orders applies: a run of the published workflow (not the editor's), the option on, Order Created subscribed. */
+export function catchUpApplies(
+	mode: string,
+	options: { catchUpMissedOrders?: boolean },
+	subscribed: string[],
+): boolean {
+	return (
+		mode !== 'manual' && options.catchUpMissedOrders !== false && subscribed.includes(ORDER_CREATED)
+	);
+}
 
 export interface CatchUpWindow {
 	/** Unix ms, the service's clock; orders created in [from, to) */
@@ -88,32 +99,12 @@ export function dueWindow(
 }
 
 /**
- * When a catch-up check reads again whatever the cursor says: a minute after this process's last
- * read, while that read left a backlog or saw orders after its window that have not run since;
- * otherwise never (Infinity).
+ * Whether trigger()'s catch-up check is due at `nowMs` (after its first): QUIET_CHECK_MS after the
+ * last check or read of this process, or READ_AGAIN_MS after a read that left a backlog.
  */
-function readAgainAt(store: EndpointStore, memory: EndpointMemory, nowMs: number): number {
-	const left = memory.marginKeys.some(
-		(key) => !store.isKnown('deliveredOrders', key, nowMs) && !store.isKnown('known', key, nowMs),
-	);
-	return memory.backlog || left ? memory.lastReadAt + READ_AGAIN_MS : Infinity;
-}
-
-/**
- * Whether trigger()'s catch-up check is due at `nowMs` (after its first): a minute after a read of
- * this process that left orders to look at again (or a backlog), or QUIET_CHECK_MS after the last
- * check or read of this process.
- */
-export function checkDue(
-	store: EndpointStore,
-	memory: EndpointMemory,
-	nowMs: number,
-	lastCheckAt: number,
-): boolean {
-	return (
-		readAgainAt(store, memory, nowMs) <= nowMs ||
-		nowMs - Math.max(lastCheckAt, memory.lastReadAt) >= QUIET_CHECK_MS
-	);
+export function checkDue(memory: EndpointMemory, nowMs: number, lastCheckAt: number): boolean {
+	const gap = memory.backlog ? READ_AGAIN_MS : QUIET_CHECK_MS;
+	return nowMs - Math.max(lastCheckAt, memory.lastReadAt) >= gap;
 }
 
 export interface CatchUpResult {
@@ -175,8 +166,7 @@ export async function catchUpOrders(
 				!memory.inFlight.has(key),
 		);
 	memory.lastReadAt = nowMs;
-	// orders too recent for this window: their delivery may be under way; a catch-up check looks again
-	memory.marginKeys = unrun.filter(({ at }) => !(at < window.to)).map(({ key }) => key);
+	// orders too recent for this window may still have a delivery under way: the next check's window has them
 	const missed = unrun
 		.filter(({ at }) => at < window.to)
 		.sort((a, b) => a.at - b.at || Number(a.order.id) - Number(b.order.id));

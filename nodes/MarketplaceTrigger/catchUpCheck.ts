@@ -28,11 +28,11 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { normaliseEventTypes } from '../shared/routes';
 import { CREDENTIAL_TYPE, type TransportSettings } from '../shared/transport/request';
 import { isTransient, readFailure } from '../shared/transport/transportErrors';
-import { catchUpOrders, checkDue, dueWindow, QUIET_CHECK_MS } from './catchUp';
+import { catchUpApplies, catchUpOrders, checkDue, dueWindow, QUIET_CHECK_MS } from './catchUp';
 import { LIFECYCLE_TRANSPORT } from './lifecycle';
 import type { EndpointMemory, TriggerProcess } from './memory';
 import { judgeDelivery, testDelivery } from './reachability';
-import { caughtUpKeys, keepInMemory, ORDER_CREATED } from './once';
+import { caughtUpKeys, keepInMemory } from './once';
 import { EndpointStore } from './store';
 
 interface CheckOptions {
@@ -58,8 +58,7 @@ export function catchUpCheckWith(getTriggerProcess: () => TriggerProcess) {
 	return async function trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
 		const options = this.getNodeParameter('options', {}) as CheckOptions;
 		const subscribed = normaliseEventTypes(this.getNodeParameter('eventTypes', []));
-		if (this.getMode() === 'manual' || options.catchUpMissedOrders === false) return {};
-		if (!subscribed.includes(ORDER_CREATED)) return {};
+		if (!catchUpApplies(this.getMode(), options, subscribed)) return {};
 		const triggerProcess = getTriggerProcess();
 		const state: CheckState = {
 			firstAt: triggerProcess.settings.clock.now() + triggerProcess.settings.catchUpCheck.firstMs,
@@ -86,24 +85,36 @@ export function catchUpCheckWith(getTriggerProcess: () => TriggerProcess) {
 	};
 }
 
-/** One wake-up: the check, when one is due, with the credential as it is now. */
+/** One wake-up of the cron: the check, when one is due. */
 async function checkIfDue(
 	ctx: ITriggerFunctions,
 	triggerProcess: TriggerProcess,
 	state: CheckState,
 	options: CheckOptions,
 ): Promise<void> {
-	const { clock, catchUpCheck } = triggerProcess.settings;
-	const now = clock.now();
+	const now = triggerProcess.settings.clock.now();
 	const workflowId = ctx.getWorkflow().id ?? '';
 	const endpoint = triggerProcess.activeEndpoints.get(workflowId);
 	if (!endpoint || now < state.firstAt) return;
 	const memory = triggerProcess.memoryOf(workflowId, endpoint.url);
-	const store = EndpointStore.read(ctx.getWorkflowStaticData('node'), endpoint.url, memory);
 	// the first check of this trigger() is due whatever a request caught up meanwhile
 	const first = state.lastCheckAt === -Infinity;
-	if (!first && !checkDue(store, memory, now, state.lastCheckAt)) return;
+	if (!first && !checkDue(memory, now, state.lastCheckAt)) return;
 	state.lastCheckAt = now;
+	await check(ctx, triggerProcess, state, options, endpoint, memory, now);
+}
+
+/** The check: the credential as it is now, the round trip through the service, or the catch-up here. */
+async function check(
+	ctx: ITriggerFunctions,
+	triggerProcess: TriggerProcess,
+	state: CheckState,
+	options: CheckOptions,
+	endpoint: { url: string; endpointId: number },
+	memory: EndpointMemory,
+	now: number,
+): Promise<void> {
+	const { clock, catchUpCheck } = triggerProcess.settings;
 	try {
 		// read at every check: a key the user rotated in n8n is used from the next check on
 		const credential = await ctx.getCredentials(CREDENTIAL_TYPE);
@@ -121,6 +132,7 @@ async function checkIfDue(
 		// only a process that receives the deliveries knows what ran (queue mode: the webhook processors)
 		if (memory.lastVerifiedAt === undefined)
 			return void checkAgainIn(state, now, catchUpCheck.retryMs);
+		const store = EndpointStore.read(ctx.getWorkflowStaticData('node'), endpoint.url, memory);
 		await catchUpHere(
 			ctx,
 			store,

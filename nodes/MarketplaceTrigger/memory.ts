@@ -104,8 +104,6 @@ export class EndpointMemory {
 	refusals?: Refusals;
 	/** when this process last read the order list to catch up (the transport's clock) */
 	lastReadAt = -Infinity;
-	/** order keys that last read found after its window and not run: the next catch-up check reads again for them */
-	marginKeys: string[] = [];
 	/** the HMAC keys of the secrets the record held at the last request, set up (store.ts `verificationKeys`) */
 	signingKeys = new Map<string, KeyObject>();
 

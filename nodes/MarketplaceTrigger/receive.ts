@@ -28,7 +28,13 @@ import { apiRequest } from '../shared/transport/request';
 import { isTransient, readFailure } from '../shared/transport/transportErrors';
 import { verifyWebhook, type VerifyFailure } from '../shared/webhookVerifier';
 import { WITHIN_ANSWER_LIMIT } from './answerLimit';
-import { catchUpOrders, dueWindow, IN_FLIGHT_MS, type CatchUpWindow } from './catchUp';
+import {
+	catchUpApplies,
+	catchUpOrders,
+	dueWindow,
+	IN_FLIGHT_MS,
+	type CatchUpWindow,
+} from './catchUp';
 import type { EndpointMemory, TriggerProcess } from './memory';
 import {
 	caughtUpKeys,
@@ -213,7 +219,7 @@ async function acceptEvent(
 		}
 
 		// c. accept: the keys this run makes known, into this process's copy of the static data
-		const catchUp = catchUpOn(ctx, options, subscribed);
+		const catchUp = catchUpApplies(ctx.getMode(), options, subscribed);
 		keepInMemory(store, keysToAccept(event, key, catchUp ? order : undefined, now));
 
 		// d. hand over
@@ -234,15 +240,6 @@ function releaseHeld(req: WebhookRequest): void {
 	for (const release of req.held.splice(0)) release();
 }
 
-/** Catch Up Missed Orders applies to this request: the published workflow, the option on, Order Created subscribed. */
-function catchUpOn(ctx: IWebhookFunctions, options: ReceiveOptions, subscribed: string[]): boolean {
-	return (
-		ctx.getMode() === 'webhook' &&
-		options.catchUpMissedOrders !== false &&
-		subscribed.includes(ORDER_CREATED)
-	);
-}
-
 /**
  * Step 2, a verified webhook.test on the production URL (Emit Test Events off): the catch-up check
  * trigger() asked the service for (catchUpCheck.ts), or any other test delivery but the one of an
@@ -260,7 +257,7 @@ async function catchUpOnCheckDelivery(
 	const testEvent = {
 		hint: 'Turn on "Emit Test Events" to run the workflow for webhook.test deliveries',
 	};
-	if (activating || !catchUpOn(ctx, options, subscribed))
+	if (activating || !catchUpApplies(ctx.getMode(), options, subscribed))
 		return acknowledge(req, 'test-event', testEvent);
 	// the service's time, which its order times compare with (its createdAt of this test delivery)
 	const sentAt = Date.parse(event.createdAt);

@@ -177,7 +177,7 @@ test('an hour of quiet: one order-list read after activation, then one every fiv
 	expect(sent.length).toBe(12);
 });
 
-test('orders created in the in-flight margin before a check, whose deliveries never come, run with the next check a minute later', async () => {
+test('orders created in the in-flight margin before a check, whose deliveries never come, run with the next check, five minutes later', async () => {
 	const { apiKey, brandId, t, endpoint } = await activeTrigger();
 	// one delivery gets through (this process receives them), then a proxy drops every one
 	await bench.control.createOrder({ brandId });
@@ -192,11 +192,12 @@ test('orders created in the in-flight margin before a check, whose deliveries ne
 	expect((await readsOf(apiKey, since)).length).toBe(1);
 	expect(caughtUp(t)).toEqual([]);
 	let ranAfter: number | undefined;
-	await stepThrough(t, 120_000, 5_000, async (elapsed) => {
+	await stepThrough(t, 360_000, 5_000, async (elapsed) => {
 		if (ranAfter === undefined && caughtUp(t).includes(late)) ranAfter = elapsed;
 	});
-	expect(ranAfter).toBeGreaterThanOrEqual(60_000);
-	expect(ranAfter).toBeLessThanOrEqual(65_000);
+	// the service's retry a minute later would have brought it, had a proxy not dropped it: no extra read for it
+	expect(ranAfter).toBeGreaterThanOrEqual(295_000);
+	expect(ranAfter).toBeLessThanOrEqual(305_000);
 	expect(caughtUp(t)).toEqual([late]);
 });
 
