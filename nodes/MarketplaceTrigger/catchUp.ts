@@ -161,8 +161,8 @@ export async function catchUpOrders(
 		.filter(
 			({ at, key }) =>
 				at >= window.from &&
-				!store.isKnown('known', key, nowMs) &&
-				!store.isKnown('deliveredOrders', key, nowMs) &&
+				!store.isKnown(key, nowMs) &&
+				!store.wasDelivered(key) &&
 				!memory.inFlight.has(key),
 		);
 	memory.lastReadAt = nowMs;

@@ -3,7 +3,7 @@
  * they hold), and each process's copy of them (memory.ts). Pure: no n8n imports, no clock of its own.
  */
 
-/** Keys kept at most; beyond it the keys that expire first are dropped first. */
+/** Keys kept at most; beyond it the keys with the earliest minutes are dropped first. */
 export const DEFAULT_MAX_ENTRIES = 10_000;
 
 /** Length of a key (once.ts `deliveryKey`: 72 bits of a SHA-256 digest in base64url). */
@@ -19,8 +19,9 @@ export interface DedupState {
 }
 
 /**
- * Keys, each with a minute: in `known` the minute it expires, in `deliveredOrders` the minute its order was
- * created (once.ts). Stored by minute, each bucket its keys concatenated: loading a stored copy,
+ * Keys, each with a minute, the time after which `prune` may drop it: in `known` the minute it
+ * expires (pruned by the clock), in `deliveredOrders` the minute its order was created (pruned by the
+ * cursor) (once.ts). Stored by minute, each bucket its keys concatenated: loading a stored copy,
  * pruning it and saving it cost one step per minute, not per key; lookups go through an index of
  * every key, made once (a process's copy keeps it from request to request).
  */
@@ -68,20 +69,20 @@ export class KeySet {
 		return this.count;
 	}
 
-	/** True when `key` is kept and has not expired at `nowMs`. */
+	/** True when `key` is kept with a minute after `nowMs` (in `known`: it has not expired). */
 	has(key: string, nowMs: number): boolean {
-		const minute = this.expiryOf(key);
+		const minute = this.minuteOf(key);
 		return minute !== undefined && minute * MINUTE_MS > nowMs;
 	}
 
 	/** True when `key` is in the set, whatever its minute (`deliveredOrders`: the minute is a creation time). */
 	includes(key: string): boolean {
-		return this.expiryOf(key) !== undefined;
+		return this.minuteOf(key) !== undefined;
 	}
 
-	/** Keeps `key` with its minute at `untilMs` or later (a later one it already has stays); true if the set changed. */
-	keep(key: string, untilMs: number): boolean {
-		const changed = this.keepUntilMinute(key, Math.ceil(untilMs / MINUTE_MS));
+	/** Keeps `key` with its minute at `atMs` or later (a later one it already has stays); true if the set changed. */
+	keep(key: string, atMs: number): boolean {
+		const changed = this.keepWithMinute(key, Math.ceil(atMs / MINUTE_MS));
 		this.trim();
 		return changed;
 	}
@@ -94,7 +95,7 @@ export class KeySet {
 		for (const [minute, keys] of other.buckets) {
 			if (this.buckets.get(minute) === keys) continue;
 			for (let i = 0; i < keys.length; i += KEY_LENGTH)
-				this.keepUntilMinute(keys.slice(i, i + KEY_LENGTH), minute);
+				this.keepWithMinute(keys.slice(i, i + KEY_LENGTH), minute);
 		}
 		this.trim();
 	}
@@ -124,8 +125,8 @@ export class KeySet {
 		return { v: 2, e };
 	}
 
-	/** The latest expiry minute of `key`, if it is stored. */
-	private expiryOf(key: string): number | undefined {
+	/** The (latest) minute of `key`, if it is stored. */
+	private minuteOf(key: string): number | undefined {
 		return this.minutes().get(key);
 	}
 
@@ -145,8 +146,8 @@ export class KeySet {
 		return (this.index = index);
 	}
 
-	private keepUntilMinute(key: string, minute: number): boolean {
-		const current = this.expiryOf(key);
+	private keepWithMinute(key: string, minute: number): boolean {
+		const current = this.minuteOf(key);
 		if (current !== undefined && current >= minute) return false;
 		if (current !== undefined) {
 			const keys = this.buckets.get(current)!;
@@ -178,7 +179,7 @@ export class KeySet {
 		return [...this.buckets.keys()].sort((a, b) => a - b);
 	}
 
-	/** Beyond `maxEntries`, drops the keys that expire first. */
+	/** Beyond `maxEntries`, drops the keys with the earliest minutes first. */
 	private trim(): void {
 		for (const minute of this.count > this.maxEntries ? this.sortedMinutes() : []) {
 			const keys = this.buckets.get(minute)!;

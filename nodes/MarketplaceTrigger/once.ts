@@ -146,8 +146,8 @@ export function knownAs(
 	order: string | undefined,
 	nowMs: number,
 ): 'duplicate' | 'order-caught-up' | undefined {
-	if (store.isKnown('known', key, nowMs)) return 'duplicate';
-	if (order && store.isKnown('known', order, nowMs)) return 'order-caught-up';
+	if (store.isKnown(key, nowMs)) return 'duplicate';
+	if (order && store.isKnown(order, nowMs)) return 'order-caught-up';
 	return undefined;
 }
 

@@ -174,7 +174,7 @@ export function receiveWith(getTriggerProcess: () => TriggerProcess) {
 		}
 
 		// 3. the event
-		return await acceptEvent(req, event, verdict, options, subscribed);
+		return await acceptEvent(req, event, options, subscribed);
 	};
 }
 
@@ -182,14 +182,12 @@ export function receiveWith(getTriggerProcess: () => TriggerProcess) {
 async function acceptEvent(
 	req: WebhookRequest,
 	event: EventEnvelope,
-	verified: { id: string },
 	options: ReceiveOptions,
 	subscribed: string[],
 ): Promise<IWebhookResponseData> {
 	const { ctx, store, now } = req;
-	// the verified webhook-id header, which the service makes equal to the event's id (run.ts keys the item's id)
-	const webhookId = verified.id;
-	const key = deliveryKey(webhookId);
+	// the event's id, which the service makes its webhook-id (the signed header), as run.ts keys it
+	const key = deliveryKey(event.id);
 	const order = event.type === ORDER_CREATED ? orderKey(event.data.orderId) : undefined;
 	req.held.push(await waitAndHold(req.memory, order ? [key, order] : [key]));
 	try {
@@ -199,7 +197,7 @@ async function acceptEvent(
 			// the service sent it again, so it did not get an answer: keep it from this attempt on
 			store.add({ section: 'known', key, expiresAt: deliveryKeptUntil(event.createdAt, now) });
 			return acknowledge(req, duplicate, {
-				id: webhookId,
+				id: event.id,
 				...(duplicate === 'order-caught-up' ? { orderId: event.data.orderId as number } : {}),
 			});
 		}

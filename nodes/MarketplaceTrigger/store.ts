@@ -187,10 +187,14 @@ export class EndpointStore {
 		return [...keys.values()];
 	}
 
-	/** True when `key` ran: in `known` until its expiry, in `deliveredOrders` until the cursor passes it. */
-	isKnown(section: KeySection, key: string, nowMs: number): boolean {
-		const { known, deliveredOrders } = this.memory;
-		return section === 'known' ? known.has(key, nowMs) : deliveredOrders.includes(key);
+	/** True when `key` is in `known` (an accepted event, a caught-up order) and has not expired at `nowMs`. */
+	isKnown(key: string, nowMs: number): boolean {
+		return this.memory.known.has(key, nowMs);
+	}
+
+	/** True when the order key `key` is in `deliveredOrders` (its event ran; kept until the cursor passes it). */
+	wasDelivered(key: string): boolean {
+		return this.memory.deliveredOrders.includes(key);
 	}
 
 	/** Adds one key, to this process's memory: to `known` until it expires, or to `deliveredOrders` with its order's creation time. */

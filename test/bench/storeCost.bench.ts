@@ -23,7 +23,7 @@ for (const n of [100, 1_000, 10_000]) {
 	for (let round = 0; round < ROUNDS; round++) {
 		const data = JSON.parse(json) as Record<string, unknown>;
 		const stored = EndpointStore.read(data, 'url', memory);
-		stored.isKnown('known', deliveryKey(`new_${round}`), now);
+		stored.isKnown(deliveryKey(`new_${round}`), now);
 		stored.add({
 			key: deliveryKey(`new_${round}`),
 			section: 'known',
