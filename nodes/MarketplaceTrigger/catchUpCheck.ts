@@ -207,6 +207,7 @@ async function catchUpHere(
 		memory.caughtUpSinceStart = true;
 		// closed meanwhile (deactivation, shutdown): the next activation's check brings these orders
 		if (state.closed) return;
+		// into this process's memory only: this store is never written back (see the file comment)
 		store.setCursor(result.to);
 		keepInMemory(store, caughtUpKeys(result.events, nowMs));
 		if (result.events.length > 0) ctx.emit([result.events.map((json) => ({ json }))]);

@@ -67,9 +67,13 @@ function keyOf(text: string): string {
 	return createHash('sha256').update(text).digest('base64url').slice(0, KEY_LENGTH);
 }
 
-/** The delivery key of a `webhook-id`. */
-export function deliveryKey(webhookId: string): string {
-	return keyOf(webhookId);
+/**
+ * The delivery key of an event, from its id. Receivers de-duplicate by webhook-id; the service sends
+ * the event's id as the webhook-id header, on every retry, and the item carries the id, so webhook()
+ * and execute() key it alike.
+ */
+export function deliveryKey(eventId: string): string {
+	return keyOf(eventId);
 }
 
 /** The order key of an order: kept once its order.created event ran or it was caught up. */
