@@ -88,12 +88,13 @@ export class KeySet {
 	}
 
 	/**
-	 * Adds the keys of `other` (each with the later of its two minutes). A bucket both hold alike
-	 * costs one comparison, so joining a copy that differs only in its newest minutes is cheap.
+	 * Adds the keys of `other` (each with the later of its two minutes). A bucket of `other` that
+	 * starts this set's bucket of the same minute costs one comparison: keys are appended to a
+	 * bucket, so a copy this set wrote earlier joins at that cost, however many keys it holds.
 	 */
 	join(other: KeySet): void {
 		for (const [minute, keys] of other.buckets) {
-			if (this.buckets.get(minute) === keys) continue;
+			if (this.buckets.get(minute)?.startsWith(keys)) continue;
 			for (let i = 0; i < keys.length; i += KEY_LENGTH)
 				this.keepWithMinute(keys.slice(i, i + KEY_LENGTH), minute);
 		}

@@ -220,6 +220,39 @@ test("property: joining two sets equals keeping every key of both in one (the pr
 	);
 });
 
+test('property: joining a stored copy of an earlier state of the same set, kept on from there, equals keeping every key of both', () => {
+	const keys = Array.from({ length: 21 }, (_, id) => key(id));
+	const keep = fc.record({
+		id: fc.integer({ min: 0, max: 20 }),
+		min: fc.integer({ min: 1, max: 6 }),
+	});
+	fc.assert(
+		fc.property(
+			fc.array(keep, { maxLength: 20 }),
+			fc.array(keep, { maxLength: 20 }),
+			fc.array(keep, { maxLength: 20 }),
+			(before, mine, theirs) => {
+				// a process's copy and a save it wrote earlier, which another request then kept keys in
+				const a = new KeySet();
+				for (const { id, min } of before) a.keep(keys[id], T0 + min * MIN);
+				const b = KeySet.fromState(JSON.parse(JSON.stringify(a.toState())));
+				const both = new KeySet();
+				for (const { id, min } of before) both.keep(keys[id], T0 + min * MIN);
+				for (const { id, min } of mine) a.keep(keys[id], T0 + min * MIN);
+				for (const { id, min } of theirs) b.keep(keys[id], T0 + min * MIN);
+				for (const { id, min } of [...mine, ...theirs]) both.keep(keys[id], T0 + min * MIN);
+				a.join(b);
+				expect(a.size).toBe(both.size);
+				const known = (set: KeySet) =>
+					Array.from({ length: 8 * 21 }, (_, i) =>
+						set.has(keys[i % 21], T0 + Math.floor(i / 21) * MIN),
+					);
+				expect(known(a)).toEqual(known(both));
+			},
+		),
+	);
+});
+
 test("EndpointStore with this process's memory: keys another process saved are kept, and a key a save dropped is written again", () => {
 	const memory = new EndpointMemory('url');
 	const saved = (data: Record<string, unknown>) =>
