@@ -177,6 +177,12 @@ test('property: a store behaves like a model (bounded, expiries kept, earliest e
 	);
 });
 
+/** Keeps `keys[id]` in `set` until minute `min` after T0, for each of `keeps`; returns `set`. */
+const keepAll = (set: KeySet, keys: string[], keeps: Array<{ id: number; min: number }>) => {
+	for (const { id, min } of keeps) set.keep(keys[id], T0 + min * MIN);
+	return set;
+};
+
 /** Whether `set` has each of `keys` at each minute from T0 to T0 + `minutes`, as `has` answers. */
 const keptAt = (set: KeySet, keys: string[], minutes: number) =>
 	Array.from({ length: minutes * keys.length }, (_, i) =>
@@ -209,13 +215,9 @@ test("property: joining two sets equals keeping every key of both in one (the pr
 	);
 	fc.assert(
 		fc.property(keeps, keeps, (left, right) => {
-			const a = new KeySet();
-			const b = new KeySet();
-			const both = new KeySet();
-			for (const { id, min } of left) a.keep(keys[id], T0 + min * MIN);
-			for (const { id, min } of right) b.keep(keys[id], T0 + min * MIN);
-			for (const { id, min } of [...left, ...right]) both.keep(keys[id], T0 + min * MIN);
-			a.join(b);
+			const a = keepAll(new KeySet(), keys, left);
+			const both = keepAll(new KeySet(), keys, [...left, ...right]);
+			a.join(keepAll(new KeySet(), keys, right));
 			expect(a.size).toBe(both.size);
 			expect(keptAt(a, keys, 62)).toEqual(keptAt(both, keys, 62));
 		}),
@@ -235,15 +237,11 @@ test('property: joining a stored copy of an earlier state of the same set, kept 
 			fc.array(keep, { maxLength: 20 }),
 			(before, mine, theirs) => {
 				// a process's copy and a save it wrote earlier, which another request then kept keys in
-				const a = new KeySet();
-				for (const { id, min } of before) a.keep(keys[id], T0 + min * MIN);
+				const a = keepAll(new KeySet(), keys, before);
 				const b = KeySet.fromState(JSON.parse(JSON.stringify(a.toState())));
-				const both = new KeySet();
-				for (const { id, min } of before) both.keep(keys[id], T0 + min * MIN);
-				for (const { id, min } of mine) a.keep(keys[id], T0 + min * MIN);
-				for (const { id, min } of theirs) b.keep(keys[id], T0 + min * MIN);
-				for (const { id, min } of [...mine, ...theirs]) both.keep(keys[id], T0 + min * MIN);
-				a.join(b);
+				const both = keepAll(new KeySet(), keys, [...before, ...mine, ...theirs]);
+				keepAll(a, keys, mine);
+				a.join(keepAll(b, keys, theirs));
 				expect(a.size).toBe(both.size);
 				expect(keptAt(a, keys, 8)).toEqual(keptAt(both, keys, 8));
 			},
