@@ -1,26 +1,30 @@
-import type { INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	IHookFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+	ITriggerFunctions,
+	ITriggerResponse,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { EVENT_TYPE_OPTIONS } from '../shared/routes';
 import { namesSubtitle, optionNames } from '../shared/subtitle';
-import { catchUpCheckWith } from './catchUpCheck';
-import { DEFAULT_ENDPOINT_DESCRIPTION, webhookMethodsOf } from './lifecycle';
-import { TriggerProcess, type TriggerSettings } from './memory';
-import { receiveWith } from './receive';
-import { runWith } from './run';
+import { startChecks } from './catchUp';
+import {
+	checkEndpointExists,
+	createEndpoint,
+	DEFAULT_ENDPOINT_DESCRIPTION,
+	deleteEndpoint,
+	refuseEngineV2,
+} from './lifecycle';
+import { receive } from './receive';
+import { runItems } from './run';
 
 export class MarketplaceTrigger implements INodeType {
-	/**
-	 * This process's part of the trigger. n8n makes one instance of a node type per process and calls
-	 * its methods with their own `this`, so they reach it through the functions below. Tests inject the
-	 * settings (schedules, clock); n8n passes none.
-	 */
-	readonly triggerProcess: TriggerProcess;
-
-	constructor(settings: Partial<TriggerSettings> = {}) {
-		this.triggerProcess = new TriggerProcess(settings);
-	}
-
 	description: INodeTypeDescription = {
 		displayName: 'Marketplace Trigger',
 		name: 'marketplaceTrigger',
@@ -43,15 +47,16 @@ export class MarketplaceTrigger implements INodeType {
 			{
 				name: 'default',
 				httpMethod: 'POST',
-				// an accepted event is answered by its run (run.ts), once n8n has started it
-				responseMode: 'responseNode',
+				// n8n answers 2xx once the run is registered; the body is not the service's concern
+				responseMode: 'onReceived',
+				responseData: 'noData',
 				path: 'webhook',
 			},
 		],
 		properties: [
 			{
 				displayName:
-					'The service only delivers to public https addresses: set N8N_WEBHOOK_URL (WEBHOOK_URL on n8n 1.x) to the public https address of this n8n. Events arrive unordered and name only IDs: order by "createdAt" and turn on "Fetch Current State" to read what changed.',
+					'The service only delivers to public https addresses: set N8N_WEBHOOK_URL (WEBHOOK_URL on n8n 1.x) to the public https address of this n8n. Events arrive unordered and name only IDs: order by "createdAt" and turn on "Fetch Current State" to read what changed. To get a sample while this node listens for a test event: in a Marketplace node, run Webhook Endpoint > Test on the endpoint whose URL ends like this node\'s Test URL; the sample is your newest order.',
 				name: 'notice',
 				type: 'notice',
 				default: '',
@@ -86,7 +91,15 @@ export class MarketplaceTrigger implements INodeType {
 						type: 'boolean',
 						default: true,
 						description:
-							'Whether to bring the orders whose order.created event never arrived (n8n stopped or unreachable for a while, a proxy that dropped deliveries, an endpoint the service disabled): the trigger reads the orders created since it last checked (20 to 40 seconds after n8n starts or the workflow is activated, then every five minutes) and emits each one it has not run, once, shaped like an Order Created event and marked "caughtUp". Needs Order Created among the event types.',
+							'Whether to run the orders whose Order Created event never arrived (n8n was down or unreachable, a proxy dropped it). When the workflow starts (n8n starts, or you publish it), the trigger reads the orders created since its last check (at most two days back) and outputs each one that has not run, once, marked "caughtUp". Each check is one execution, with no output when nothing was missed. Needs Order Created among the event types.',
+					},
+					{
+						displayName: 'Check Every 5 Minutes',
+						name: 'checkEveryFiveMinutes',
+						type: 'boolean',
+						default: false,
+						description:
+							'Whether to check for missed orders every 5 minutes while n8n runs, too (for a proxy or tunnel that loses deliveries). Each check is one execution, with no output when nothing was missed. Needs Catch Up Missed Orders.',
 					},
 					{
 						displayName: 'Emit Test Events',
@@ -125,14 +138,34 @@ export class MarketplaceTrigger implements INodeType {
 	};
 
 	/** Activation and deactivation: the endpoint at the service (lifecycle.ts). */
-	webhookMethods = webhookMethodsOf(() => this.triggerProcess);
+	webhookMethods = {
+		default: {
+			async checkExists(this: IHookFunctions): Promise<boolean> {
+				refuseEngineV2(this);
+				return await checkEndpointExists(this);
+			},
+			async create(this: IHookFunctions): Promise<boolean> {
+				refuseEngineV2(this);
+				return await createEndpoint(this);
+			},
+			async delete(this: IHookFunctions): Promise<boolean> {
+				return await deleteEndpoint(this);
+			},
+		},
+	};
 
-	/** Each delivery: verified, checked, recorded, handed to a run (receive.ts). */
-	webhook = receiveWith(() => this.triggerProcess);
+	/** Each delivery: verified, then handed to a run (receive.ts). */
+	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		return await receive(this);
+	}
 
-	/** Each run's start: each event once, and the delivery's answer (run.ts). */
-	execute = runWith(() => this.triggerProcess);
+	/** The start of each run: the check's orders read, and each event and order let through once (run.ts). */
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await runItems(this, this.continueOnFail());
+	}
 
-	/** The catch-up check, on n8n's cron, for orders no delivery brought (catchUpCheck.ts). */
-	trigger = catchUpCheckWith(() => this.triggerProcess);
+	/** When the workflow starts, and every 5 minutes where chosen: a check for missed orders (catchUp.ts). */
+	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
+		return await startChecks(this);
+	}
 }

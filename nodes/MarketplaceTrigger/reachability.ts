@@ -16,27 +16,17 @@
  * proxy that itself asks for credentials (401) or a catch-all that answers 2xx would be taken for
  * this trigger: the README says so.
  */
-import type {
-	ICredentialDataDecryptedObject,
-	IDataObject,
-	IHookFunctions,
-	JsonObject,
-} from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import {
-	apiRequest,
-	newIdempotencyKey,
-	type TransportContext,
-	type TransportSettings,
-} from '../shared/transport/request';
+import { transportClock } from '../shared/transport/clock';
+import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
 import {
 	errorObjectOf,
 	isTransient,
 	nodeApiError,
 	readFailure,
 } from '../shared/transport/transportErrors';
-import type { TriggerSettings } from './memory';
 
 /**
  * The Test call waits for the one delivery attempt, which the service gives 10 s: a longer timeout,
@@ -46,6 +36,10 @@ export const PROBE_TRANSPORT: TransportSettings = {
 	timeoutMs: 20_000,
 	retry: { maxAttempts: 2, baseDelayMs: 500, maxDelayMs: 2_000 },
 };
+
+/** A test delivery the service has not attempted yet is read again this often, this far apart. */
+const PENDING_READS = 5;
+const PENDING_WAIT_MS = 1_000;
 
 /** What a delivery record says (the service names its fields 2.2 only in words: read tolerantly). */
 export interface DeliveryOutcome {
@@ -185,7 +179,7 @@ export function unreachableMessage(
 
 /** Reads the endpoint's newest deliveries for one of them (a record answered before its attempt was made). */
 async function readDelivery(
-	ctx: TransportContext,
+	ctx: IHookFunctions,
 	endpointId: number,
 	deliveryId: number,
 	transport: TransportSettings,
@@ -207,15 +201,9 @@ async function readDelivery(
 /**
  * Asks the service for a test delivery to the endpoint and returns its record once the attempt is
  * made (or the last record read). Errors of the Test call are thrown as the transport made them.
- * `credential`: read beforehand (trigger()'s check, transport.ts `TransportSettings.credential`).
  */
-export async function testDelivery(
-	ctx: TransportContext,
-	endpointId: number,
-	settings: TriggerSettings,
-	credential?: ICredentialDataDecryptedObject,
-): Promise<DeliveryOutcome> {
-	const transport = { ...PROBE_TRANSPORT, credential };
+async function testDelivery(ctx: IHookFunctions, endpointId: number): Promise<DeliveryOutcome> {
+	const transport = PROBE_TRANSPORT;
 	const { body } = await apiRequest.call(
 		ctx,
 		{
@@ -228,10 +216,10 @@ export async function testDelivery(
 	let outcome = readDeliveryRecord(body) ?? { status: '', attempts: 0, httpStatus: null };
 	for (
 		let read = 0;
-		read < settings.probe.pendingReads && isPending(outcome) && outcome.deliveryId !== undefined;
+		read < PENDING_READS && isPending(outcome) && outcome.deliveryId !== undefined;
 		read++
 	) {
-		await settings.clock.sleep(settings.probe.pendingWaitMs);
+		await transportClock().sleep(PENDING_WAIT_MS);
 		outcome = (await readDelivery(ctx, endpointId, outcome.deliveryId, transport)) ?? outcome;
 	}
 	return outcome;
@@ -246,13 +234,12 @@ export async function checkReachability(
 	ctx: IHookFunctions,
 	endpointId: number,
 	url: string,
-	settings: TriggerSettings,
 	/** runs before the check throws (create() removes the endpoint it made) */
 	onFailure: () => Promise<void> = async () => {},
 ): Promise<DeliveryOutcome> {
 	let outcome: DeliveryOutcome;
 	try {
-		outcome = await testDelivery(ctx, endpointId, settings);
+		outcome = await testDelivery(ctx, endpointId);
 	} catch (error) {
 		await onFailure();
 		const failure = readFailure(error);

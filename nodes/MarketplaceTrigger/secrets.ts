@@ -1,41 +1,88 @@
 /**
- * The endpoint's signing secrets: what a rotation changes, and the rotate-secret request itself (made on activation, and by a delivery that finds the secret was
- * rotated elsewhere).
+ * The endpoint record: what the trigger keeps in the workflow's static data, one record per webhook
+ * URL (the production URL and the test URL of "Listen for test event" never overwrite each other):
+ * the endpoint's id at the service and its signing secrets. Only the webhook methods (lifecycle.ts)
+ * write it; webhook() (receive.ts) only reads it, so a delivery never makes n8n save the static data.
  */
-import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { isRecord } from '../shared/isRecord';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
-import { SECRET_OVERLAP_MS, type EndpointRecord } from './store';
+
+/** After a rotation the service signs with the previous secret too, for 24 hours. */
+export const SECRET_OVERLAP_MS = 24 * 3_600_000;
+
+export interface EndpointRecord {
+	endpointId: number;
+	/** the current signing secret (`whsec_...`) */
+	secret: string;
+	/** the secret before the last rotation, accepted until `previousSecretUntil` (Unix ms) */
+	previousSecret?: string;
+	previousSecretUntil?: number;
+}
+
+type StaticData = IDataObject;
+
+/** The record of the endpoint at `url`, if the webhook methods registered one. */
+export function readRecord(staticData: StaticData, url: string): EndpointRecord | undefined {
+	const endpoints = isRecord(staticData.endpoints) ? staticData.endpoints : {};
+	const record = endpoints[url];
+	if (!isRecord(record) || typeof record.endpointId !== 'number') return undefined;
+	if (typeof record.secret !== 'string') return undefined;
+	return record as unknown as EndpointRecord;
+}
+
+/**
+ * Sets (or with `undefined` removes) the record of `url`. It assigns the top-level key, so n8n sees
+ * the change and saves the static data when the webhook method returns.
+ */
+export function writeRecord(
+	staticData: StaticData,
+	url: string,
+	record: EndpointRecord | undefined,
+): void {
+	const endpoints = { ...(isRecord(staticData.endpoints) ? staticData.endpoints : {}) };
+	if (record === undefined) delete endpoints[url];
+	else endpoints[url] = record as unknown as IDataObject;
+	staticData.endpoints = endpoints;
+}
+
+/** The secrets a delivery may be signed with at `nowMs`: the current one, and the previous during the overlap. */
+export function verificationSecrets(record: EndpointRecord | undefined, nowMs: number): string[] {
+	if (!record) return [];
+	const overlap = record.previousSecret !== undefined && nowMs < (record.previousSecretUntil ?? 0);
+	return overlap ? [record.secret, record.previousSecret!] : [record.secret];
+}
 
 /** The record after a rotation: the new secret, and the old one kept for the overlap. */
 export function withNewSecret(
-	record: EndpointRecord,
+	record: EndpointRecord | undefined,
+	endpointId: number,
 	secret: string,
 	nowMs: number,
 ): EndpointRecord {
-	const next: EndpointRecord = { ...record, secret, secretAt: nowMs };
-	delete next.previousSecret;
-	delete next.previousSecretUntil;
-	if (record.secret && record.secret !== secret) {
-		next.previousSecret = record.secret;
-		next.previousSecretUntil = nowMs + SECRET_OVERLAP_MS;
-	}
-	return next;
+	const old = record?.endpointId === endpointId ? record.secret : undefined;
+	if (old === undefined || old === secret) return { endpointId, secret };
+	return {
+		endpointId,
+		secret,
+		previousSecret: old,
+		previousSecretUntil: nowMs + SECRET_OVERLAP_MS,
+	};
 }
 
 /** The secret of a create or rotate answer: `{ webhookEndpoint, secret }` (read tolerantly). */
 export function secretOf(body: unknown): string | undefined {
-	if (!body || typeof body !== 'object') return undefined;
-	const record = body as IDataObject;
-	if (typeof record.secret === 'string') return record.secret;
-	const inner = record.webhookEndpoint as IDataObject | undefined;
-	return inner && typeof inner.secret === 'string' ? inner.secret : undefined;
+	if (!isRecord(body)) return undefined;
+	if (typeof body.secret === 'string') return body.secret;
+	const inner = body.webhookEndpoint;
+	return isRecord(inner) && typeof inner.secret === 'string' ? inner.secret : undefined;
 }
 
 /** Rotates the endpoint's signing secret and returns the new one (the service shows it only here). */
 export async function rotateSecret(
-	ctx: IHookFunctions | IWebhookFunctions,
+	ctx: IHookFunctions,
 	endpointId: number,
 	settings: TransportSettings,
 ): Promise<string> {

@@ -1042,14 +1042,10 @@ export class TriggerHarness extends TriggerBase {
 			execution.output = (task?.data?.main as INodeExecutionData[][] | undefined) ?? null;
 			const error = task?.error ?? run.data.resultData.error;
 			if (error) execution.error = error;
-			// hookFunctionsSave saves `newStaticData` after every run but a manual one
+			// hookFunctionsSave (hookFunctionsSaveWorker in queue mode) saves `newStaticData` whole after
+			// every run but a manual one, over whatever was saved meanwhile
 			if (newStaticData !== undefined && mode !== 'manual') {
-				execution.staticDataChanged = true;
-				this.errors.push(
-					new UnexpectedError(
-						`The ${mode} run ${executionId} changed the workflow's static data; n8n would save it after the run, overwriting what was saved meanwhile`,
-					),
-				);
+				execution.staticDataChanged = this.saveStaticData(workflow);
 			}
 			if (execution.output?.some((items) => items?.length)) this.recordRun(execution.output);
 			return execution;

@@ -3,64 +3,46 @@
  * against the sandbox over real HTTP. Each test gets its own sandbox user, so endpoint counts
  * and event scopes never mix between tests.
  */
+import { Container } from '@n8n/di';
+import { ScheduledTaskManager } from 'n8n-core';
 import type { IDataObject, INodeParameters, IWorkflowSettings } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
-import type { TriggerSettings } from '../../nodes/MarketplaceTrigger/memory';
 import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { createTriggerHarness, type TriggerHarness } from '../engine/harness';
-import { WORKFLOW_ID } from '../engine/triggers';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbox';
 import { setTransportClock, transportClock } from '../transportClock';
 
 export type { TriggerHarness };
 
-/** trigger()'s wake-ups registered by the harnesses: a test wakes them (`wakeChecks`) instead of n8n's cron. */
-const wakes = new Set<() => Promise<void>>();
-
-/** Wakes every registered catch-up check once, as n8n's cron would, and waits for each. */
-export async function wakeChecks(): Promise<void> {
-	await Promise.all([...wakes].map(async (wake) => await wake()));
-}
-
 /**
- * The trigger's settings in the engine tests, injected through the node's constructor: the sample
- * is asked for at once (the harness saves create()'s static data as it returns), and trigger()'s
- * check is woken by the test. The clock stays the transport's, so a
- * stepped clock moves the trigger's waits too. Tests of a schedule pass their own settings.
+ * n8n's cron, as trigger() registers it through `helpers.registerCron`: n8n-core's
+ * ScheduledTaskManager is replaced in n8n's container by one that keeps each registration, so a test
+ * runs a tick (`tickCrons`) instead of waiting for the minute. Only n8n's scheduler is replaced.
  */
-export const HARNESS_SETTINGS: Partial<TriggerSettings> = {
-	sample: { firstMs: 0, retryMs: 0, attempts: 6 },
-	wake: (_ctx, onWake) => {
-		wakes.add(onWake);
-		return () => wakes.delete(onWake);
+const crons: Array<{ expression: string; workflowId: string; onTick: () => void }> = [];
+Container.set(ScheduledTaskManager, {
+	register: (ctx: { expression: string; group: { id: string } }, onTick: () => void) => {
+		crons.push({ expression: ctx.expression, workflowId: ctx.group.id, onTick });
 	},
-};
+	deregisterGroup: () => {},
+	deregisterTarget: () => {},
+	deregisterGroups: () => {},
+} as unknown as ScheduledTaskManager);
 
-/** The node instance of a harness: this "process"'s part of the trigger. */
-export function triggerOf(harness: TriggerHarness): MarketplaceTrigger {
-	return harness.nodeType as MarketplaceTrigger;
+/** The cron expressions registered so far (and not forgotten by `forgetCrons`). */
+export const registeredCrons = () => crons.map((c) => c.expression);
+
+/** Runs every registered cron's tick once, as n8n's scheduler would at its time. */
+export function tickCrons(): void {
+	for (const cron of crons) cron.onTick();
 }
 
-/** Keys of `section` this harness's process holds in its memory of the endpoint at `url`. */
-export function heldInMemory(
-	harness: TriggerHarness,
-	url: string,
-	section: 'known' | 'deliveredOrders' = 'known',
-): number {
-	return triggerOf(harness).triggerProcess.memoryOf(WORKFLOW_ID, url)[section].size;
-}
-
-/** A restart of n8n: the process's memory of every endpoint is gone, the static data stays. */
-export function restart(harness: TriggerHarness): void {
-	triggerOf(harness).triggerProcess.forgetAll();
-}
-
-/** Waits until every request and run under way ended: what they changed is saved (as a restart test needs). */
-export async function idsStored(harness: TriggerHarness): Promise<void> {
-	await harness.settled();
+/** A deactivation: n8n removes the workflow's crons. */
+export function forgetCrons(): void {
+	crons.length = 0;
 }
 
 export class TriggerBench {
@@ -87,8 +69,6 @@ export class TriggerBench {
 		const open = this.harnesses.splice(0);
 		await Promise.all(
 			open.map(async (h) => {
-				await triggerOf(h).triggerProcess.listeningsDone();
-				triggerOf(h).triggerProcess.forgetAll();
 				await h.close();
 			}),
 		);
@@ -110,19 +90,17 @@ export class TriggerBench {
 		extra: {
 			workflowStaticData?: IDataObject;
 			webhookBaseUrl?: string;
-			settings?: Partial<TriggerSettings>;
 			/** another harness's database: a second n8n process on the same database */
 			database?: TriggerHarness['database'];
 			workflowSettings?: IWorkflowSettings;
 		} = {},
 	): Promise<TriggerHarness> {
-		const { settings, ...harnessExtra } = extra;
 		const harness = await createTriggerHarness({
-			node: new MarketplaceTrigger({ ...HARNESS_SETTINGS, ...settings }),
+			node: new MarketplaceTrigger(),
 			credentialTypes: [new MarketplaceApi()],
 			credentials: { marketplaceApi: { baseUrl: this.sandbox.baseUrl, apiKey } },
 			parameters: { eventTypes: ['order.created'], options: {}, ...parameters },
-			...harnessExtra,
+			...extra,
 		});
 		this.harnesses.push(harness);
 		return harness;
@@ -153,12 +131,11 @@ export function recordOf(harness: TriggerHarness, url: string): IDataObject | un
 }
 
 /**
- * Forgets the requests, answers and runs the harness recorded so far, once the sample delivery of a
- * manual activation is done: the activation check's test delivery (answered 401 while create()
- * runs, before n8n saved the secret) and the sample are not deliveries the tests that follow count.
+ * Forgets the requests, answers and runs the harness recorded so far: the activation check's test
+ * delivery (answered 401 while create() runs, before n8n saved the secret) is not a delivery the
+ * tests that follow count.
  */
 export async function forgetActivationTraffic(harness: TriggerHarness): Promise<void> {
-	await triggerOf(harness).triggerProcess.listeningsDone();
 	await harness.settled();
 	harness.requests.length = 0;
 	harness.responses.length = 0;
@@ -220,10 +197,10 @@ export async function settledRuns(harness: TriggerHarness, ms = 300): Promise<nu
 }
 
 /**
- * One clock for the trigger and the sandbox, for tests of trigger()'s catch-up check: the trigger's
- * (injected, and the transport's) reads the sandbox's virtual clock, and the sandbox signs its attempts
- * at that time too (timestampSkewSeconds), so a test moves minutes and days in steps and sees what the
- * trigger does at each. `install` in beforeEach, `uninstall` in afterEach.
+ * One clock for the trigger and the sandbox, for tests of the catch-up check: the transport reads the
+ * sandbox's virtual clock, and the sandbox signs its attempts at that time too (timestampSkewSeconds),
+ * so a test moves minutes and days in steps and sees what the trigger does at each. `install` in
+ * beforeEach, `uninstall` in afterEach.
  */
 export class SharedClock {
 	/** how far the shared clock is ahead of real time (the sandbox's offset) */
@@ -233,25 +210,16 @@ export class SharedClock {
 
 	readonly now = () => Date.now() + this.offsetMs;
 
-	readonly clock = {
-		now: this.now,
-		// a wait ends when the shared clock passed its end: in real time, or at once when a test moves the clock
-		sleep: async (ms: number) => {
-			const until = this.now() + ms;
-			while (this.now() < until) await sleep(Math.min(until - this.now(), 10));
-		},
-	};
-
-	/** The trigger's settings on this clock: the first check 20 s after the start, as n8n's defaults. */
-	readonly settings: Partial<TriggerSettings> = {
-		clock: this.clock,
-		catchUpCheck: { firstMs: 20_000, retryMs: 60_000 },
-		// the sandbox makes a test delivery's one attempt before it answers the Test call
-		probe: { pendingReads: 0, pendingWaitMs: 0 },
-	};
-
 	install(): void {
-		setTransportClock({ ...this.clock, random: Math.random });
+		setTransportClock({
+			now: this.now,
+			// a wait ends when the shared clock passed its end: in real time, or at once when a test moves the clock
+			sleep: async (ms: number) => {
+				const until = this.now() + ms;
+				while (this.now() < until) await sleep(Math.min(until - this.now(), 10));
+			},
+			random: Math.random,
+		});
 	}
 
 	uninstall(): void {
@@ -266,9 +234,8 @@ export class SharedClock {
 	}
 }
 
-/** Wakes the check as n8n's cron does, then lets the trigger act on the time it now reads: until every request and run ended. */
+/** Lets every request and run under way end. */
 export async function settle(t: TriggerHarness): Promise<void> {
-	await wakeChecks();
 	await sleep(10);
 	await eventually(() => t.requests.length === t.responses.length);
 	await t.settled();
@@ -280,48 +247,3 @@ export const caughtUp = (t: TriggerHarness) =>
 		.flatMap((run) => run[0].map((item) => item.json))
 		.filter((json) => json.caughtUp === true)
 		.map((json) => (json.data as IDataObject).orderId as number);
-
-const DAY_MS = 24 * 3_600_000;
-
-/**
- * An active trigger on `clock` (its check started) that received one order and checked once; then
- * n8n stops for over a week: the service's attempts fail, it disables the endpoint after 5 days, and
- * three orders come meanwhile. n8n has not started again (`startAgain`).
- */
-export async function outageOf(
-	bench: TriggerBench,
-	clock: SharedClock,
-	parameters: INodeParameters,
-) {
-	const { userId, apiKey, brandId } = await bench.user();
-	const t = await bench.trigger(apiKey, parameters, { settings: clock.settings });
-	await t.activate();
-	await t.startTrigger();
-	const [endpoint] = await bench.endpointsOf(userId);
-	const before = await bench.control.createOrder({ brandId });
-	await t.waitForRuns(1);
-	await clock.advance(25_000);
-	await settle(t);
-	restart(t);
-	await t.stopTrigger();
-	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/n8n-is-down');
-	await clock.advance(5 * DAY_MS + 60_000);
-	const missed = [(await bench.control.createOrder({ brandId })).order.id as number];
-	await clock.advance(2 * DAY_MS);
-	const [disabled] = await bench.endpointsOf(userId);
-	if (disabled.status !== 'Disabled')
-		throw new Error(`the sandbox did not disable endpoint ${endpoint.id}: ${disabled.status}`);
-	for (let i = 0; i < 2; i++)
-		missed.push((await bench.control.createOrder({ brandId })).order.id as number);
-	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
-	return { userId, apiKey, brandId, t, endpoint, before: before.order.id as number, missed };
-}
-
-/** n8n starts again: the activation hook ('init'), then trigger(), and its first check 20 s on. Returns what checkExists said. */
-export async function startAgain(t: TriggerHarness, clock: SharedClock): Promise<boolean> {
-	const found = await t.checkExists('init');
-	await t.startTrigger('init');
-	await clock.advance(25_000);
-	await settle(t);
-	return found;
-}
