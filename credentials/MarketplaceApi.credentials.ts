@@ -1,9 +1,8 @@
 import type {
+	IAuthenticateGeneric,
 	Icon,
-	ICredentialDataDecryptedObject,
 	ICredentialTestRequest,
 	ICredentialType,
-	IHttpRequestOptions,
 	INodeProperties,
 } from 'n8n-workflow';
 
@@ -46,17 +45,10 @@ export class MarketplaceApi implements ICredentialType {
 		},
 	];
 
-	// A function, not an expression: n8n 2.41 evaluates expressions only where it holds an expression
-	// isolate, which the Marketplace Trigger's periodic check (n8n's cron) does not.
-	async authenticate(
-		credentials: ICredentialDataDecryptedObject,
-		requestOptions: IHttpRequestOptions,
-	): Promise<IHttpRequestOptions> {
-		return {
-			...requestOptions,
-			headers: { ...requestOptions.headers, Authorization: `Bearer ${String(credentials.apiKey)}` },
-		};
-	}
+	authenticate: IAuthenticateGeneric = {
+		type: 'generic',
+		properties: { headers: { Authorization: '=Bearer {{$credentials.apiKey}}' } },
+	};
 
 	// Listing one's own webhook endpoints needs no permission, so the test passes for every valid key
 	// and fails with 401 for a missing, unknown or revoked one.

@@ -30,7 +30,10 @@ export function readRecord(staticData: StaticData, url: string): EndpointRecord 
 	const record = endpoints[url];
 	if (!isRecord(record) || typeof record.endpointId !== 'number') return undefined;
 	if (typeof record.secret !== 'string') return undefined;
-	return record as unknown as EndpointRecord;
+	const { endpointId, secret, previousSecret, previousSecretUntil } = record;
+	return typeof previousSecret === 'string' && typeof previousSecretUntil === 'number'
+		? { endpointId, secret, previousSecret, previousSecretUntil }
+		: { endpointId, secret };
 }
 
 /**
@@ -44,7 +47,7 @@ export function writeRecord(
 ): void {
 	const endpoints = { ...(isRecord(staticData.endpoints) ? staticData.endpoints : {}) };
 	if (record === undefined) delete endpoints[url];
-	else endpoints[url] = record as unknown as IDataObject;
+	else endpoints[url] = { ...record };
 	staticData.endpoints = endpoints;
 }
 

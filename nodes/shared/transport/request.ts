@@ -9,7 +9,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type {
-	ICredentialDataDecryptedObject,
 	IDataObject,
 	IExecuteFunctions,
 	IHookFunctions,
@@ -87,11 +86,6 @@ export interface TransportSettings {
 	 * as 429 rate-limited). For callers with a hard deadline, such as a webhook's answer.
 	 */
 	budgetMs?: number;
-	/**
-	 * The credential, read beforehand: a caller that runs where n8n holds no expression isolate
-	 * (trigger()'s periodic check, on n8n 2.41's cron) reads it when n8n starts it.
-	 */
-	credential?: ICredentialDataDecryptedObject;
 }
 
 export const DEFAULT_TRANSPORT: TransportSettings = { timeoutMs: 30_000, retry: DEFAULT_RETRY };
@@ -201,12 +195,8 @@ function unexpectedError(
 	);
 }
 
-async function baseUrlOf(
-	ctx: TransportContext,
-	credential: ICredentialDataDecryptedObject | undefined,
-): Promise<string> {
-	const credentials: ICredentialDataDecryptedObject =
-		credential ?? (await ctx.getCredentials(CREDENTIAL_TYPE));
+async function baseUrlOf(ctx: TransportContext): Promise<string> {
+	const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
 	const baseUrl = String(credentials.baseUrl ?? '')
 		.trim()
 		.replace(/\/+$/, '');
@@ -235,7 +225,7 @@ export async function apiRequest<T = unknown>(
 	if (write && !request.idempotencyKey) {
 		throw new Error(`internal: write ${request.route} sent without an Idempotency-Key`);
 	}
-	const baseUrl = await baseUrlOf(this, settings.credential);
+	const baseUrl = await baseUrlOf(this);
 	const listEncoding = 'listEncoding' in route ? route.listEncoding : undefined;
 	const queryString = encodeQuery(request.query ?? {}, listEncoding);
 	const url = `${baseUrl}${fillPath(route.path, request.pathParams ?? {})}${queryString ? `?${queryString}` : ''}`;
@@ -270,24 +260,12 @@ export async function apiRequest<T = unknown>(
 		let outcome: Outcome;
 		let response: { body: unknown; headers: unknown; statusCode: number } | undefined;
 		try {
-			response = (await this.helpers.httpRequestWithAuthentication.call(
-				this,
-				CREDENTIAL_TYPE,
-				{
-					...options,
-					headers: { ...headers, 'X-Request-Id': requestId },
-					// an answer that would come after the budget is of no use to the caller
-					timeout: Math.max(1, Math.min(settings.timeoutMs, deadline - clock.now())),
-				},
-				settings.credential && {
-					credentialsDecrypted: {
-						id: this.getNode().credentials?.[CREDENTIAL_TYPE]?.id ?? '',
-						name: this.getNode().credentials?.[CREDENTIAL_TYPE]?.name ?? '',
-						type: CREDENTIAL_TYPE,
-						data: settings.credential,
-					},
-				},
-			)) as { body: unknown; headers: unknown; statusCode: number };
+			response = (await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, {
+				...options,
+				headers: { ...headers, 'X-Request-Id': requestId },
+				// an answer that would come after the budget is of no use to the caller
+				timeout: Math.max(1, Math.min(settings.timeoutMs, deadline - clock.now())),
+			})) as { body: unknown; headers: unknown; statusCode: number };
 		} catch (error) {
 			pacer.observe(ticket, undefined, clock.now());
 			const code = networkCode(error);
