@@ -52,9 +52,9 @@ test('n8n lists the Marketplace node in its one version, 1', () => {
 	expect(versions).toEqual([1]);
 });
 
-test('the editor\'s types offer no "Custom API Call": n8n adds it for a credential whose authenticate its type list carries, which a method is not', () => {
+test('the editor\'s types offer "Custom API Call": n8n adds it for a credential whose type carries authenticate (the generic object)', () => {
 	expect(resourceOptions).toContain('webhookEndpoint');
-	expect(resourceOptions).not.toContain('__CUSTOM_API_CALL__');
+	expect(resourceOptions).toContain('__CUSTOM_API_CALL__');
 });
 
 test("every operation's schema, in every version, at the editor's path: the committed file, one the editor accepts", async () => {
