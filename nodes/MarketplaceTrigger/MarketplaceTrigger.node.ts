@@ -21,6 +21,7 @@ import {
 	deleteEndpoint,
 	refuseEngineV2,
 } from './lifecycle';
+import { DEFAULT_HISTORY_SIZE, MAX_HISTORY_SIZE, MIN_HISTORY_SIZE } from './once';
 import { receive } from './receive';
 import { runItems } from './run';
 
@@ -116,6 +117,15 @@ export class MarketplaceTrigger implements INodeType {
 						default: false,
 						description:
 							'Whether to read the order (order events) or brand health (brand health events) the event names and output it as "current". If the read fails temporarily the service is asked to deliver the event again later.',
+					},
+					{
+						displayName: 'History Size',
+						name: 'historySize',
+						type: 'number',
+						typeOptions: { minValue: MIN_HISTORY_SIZE, maxValue: MAX_HISTORY_SIZE },
+						default: DEFAULT_HISTORY_SIZE,
+						description:
+							"How many past events and orders n8n keeps to recognise a copy (n8n's deduplication, as in Remove Duplicates). A copy that arrives after more than this many others runs again. The service re-sends for about 42 hours: keep two days of your events. A larger history costs a little time on every event.",
 					},
 					{
 						displayName: 'Include Headers',

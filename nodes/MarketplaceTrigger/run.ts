@@ -9,16 +9,15 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { transportClock } from '../shared/transport/clock';
 import { caughtUpOrders, CHECK_FIELD } from './catchUp';
-import { itemsThatRun, keyOf, recordOnce } from './once';
+import { historySizeOf, itemsThatRun, keyOf, recordOnce } from './once';
 
 export async function runItems(
 	ctx: IExecuteFunctions,
 	continueOnFail: boolean,
 ): Promise<INodeExecutionData[][]> {
 	const items = ctx.getInputData();
-	const now = transportClock().now();
+	const historySize = historySizeOf(ctx);
 	const candidates: Array<{ json: IDataObject; from: number }> = [];
 	const failed: INodeExecutionData[] = [];
 	for (const [index, item] of items.entries()) {
@@ -27,7 +26,7 @@ export async function runItems(
 			continue;
 		}
 		try {
-			for (const json of await caughtUpOrders(ctx, now, index))
+			for (const json of await caughtUpOrders(ctx, item.json, index))
 				candidates.push({ json, from: index });
 		} catch (error) {
 			const failure =
@@ -45,6 +44,7 @@ export async function runItems(
 	const recorded = await recordOnce(
 		ctx,
 		candidates.map(({ json }) => keyOf(json)),
+		historySize,
 	);
 	if ('error' in recorded)
 		ctx.logger.warn(`Marketplace Trigger could not record its events: ${recorded.error.message}`);

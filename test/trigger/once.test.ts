@@ -3,7 +3,7 @@
  * workflow once; a copy starts an execution with no output; the check at the start catches up the
  * orders no delivery brought, and their late deliveries output nothing.
  */
-import { KEYS_KEPT } from '../../nodes/MarketplaceTrigger/once';
+import { DEFAULT_HISTORY_SIZE } from '../../nodes/MarketplaceTrigger/once';
 import {
 	caughtUp,
 	deliverWithSecret,
@@ -31,7 +31,7 @@ test('an order.created delivery runs once; a copy of it starts an execution with
 	expect(t.runs).toHaveLength(1);
 	expect(t.executions.length).toBe(2);
 	expect(t.responses.every((r) => r.status === 200)).toBe(true);
-	expect(KEYS_KEPT).toBeGreaterThan(0);
+	expect(DEFAULT_HISTORY_SIZE).toBeGreaterThan(0);
 });
 
 test('the check at the start runs the orders created while n8n was down, once; their late deliveries output nothing', async () => {
