@@ -108,7 +108,7 @@ export class MarketplaceTrigger implements INodeType {
 						type: 'boolean',
 						default: false,
 						description:
-							'Whether a webhook.test delivery (sent by Webhook Endpoint > Test) starts the workflow. When off, it is verified and answered 2xx but starts nothing.',
+							'Whether a webhook.test delivery (sent by Webhook Endpoint > Test, and by the check that the service reaches this trigger when you publish) starts the workflow. When off, it is verified and answered 2xx but starts nothing.',
 					},
 					{
 						displayName: 'Fetch Current State',

@@ -1,7 +1,6 @@
 /**
  * Time as the transport sees it: n8n's `sleep`, the system clock and Math.random in n8n. The
- * trigger's secret bookkeeping (rotation overlap, the 24 hours without a verified delivery) reads it
- * too. The jest suites put a clock of their own in its place (test/transportClock.ts), so they prove
+ * trigger's signature checks, rotation overlap and catch-up windows read it too. The jest suites put a clock of their own in its place (test/transportClock.ts), so they prove
  * the retry and pacing schedules without waiting them out.
  */
 import { sleep } from 'n8n-workflow';
