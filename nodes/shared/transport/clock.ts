@@ -1,7 +1,8 @@
 /**
  * Time as the transport sees it: n8n's `sleep`, the system clock and Math.random in n8n. The
- * trigger's signature checks, rotation overlap and catch-up windows read it too. The jest suites put a clock of their own in its place (test/transportClock.ts), so they prove
- * the retry and pacing schedules without waiting them out.
+ * trigger's signature checks, rotation overlap and catch-up windows read it too. The jest suites put
+ * a clock of their own in its place (test/transportClock.ts), so they prove the retry and pacing
+ * schedules without waiting them out.
  */
 import { sleep } from 'n8n-workflow';
 
