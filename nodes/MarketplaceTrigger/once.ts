@@ -3,13 +3,13 @@
  * the node's execute(), which n8n runs at the start of every run webhook() or trigger() starts (on
  * the worker in queue mode), because only there does n8n offer its deduplication helper.
  *
- * Every fact is kept in n8n's deduplication store: this node's row of the `processed_data` table,
- * mode 'entries', written by `checkProcessedAndRecord`.
+ * The store: n8n's deduplication store, this node's row of the `processed_data` table (mode
+ * 'entries', the newest History Size keys of all kinds; the oldest go first).
  *
- * | fact                                   | key                    | kept for                 | written by               | read by                          |
- * | -------------------------------------- | ---------------------- | ------------------------ | ------------------------ | -------------------------------- |
- * | this event ran                         | `event:<event id>`     | the newest History Size keys | execute(), a published run | execute(): a copy outputs nothing |
- * | this order ran (its order.created event, or a check that caught it up) | `order:<order id>` | the same | the same | the same                     |
+ * | fact                                        | key               | where     | kept for          | written by          | read by   |
+ * | ------------------------------------------- | ----------------- | --------- | ----------------- | ------------------- | --------- |
+ * | this event ran                              | `event:<id>`      | the store | History Size keys | execute(), published | execute() |
+ * | this order ran (its order.created, a check) | `order:<orderId>` | the store | History Size keys | execute(), published | execute() |
  *
  * So a copy of an event (same webhook-id, or the order.created of an order a check ran) may start an
  * execution, but that execution outputs nothing and no node after the trigger runs. What n8n's store
