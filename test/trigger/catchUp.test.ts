@@ -1,267 +1,354 @@
 /**
- * What a catch-up brings ("Catch Up Missed Orders", catchUp.ts), run by trigger()'s check: the
- * orders whose deliveries never came, each once, shaped like an order.created item and marked; after
- * an endpoint the service disabled (it never resends what it could not deliver), an outage longer
- * than the service's retries, a time unpublished; a backlog; an order whose own delivery comes while
- * it is caught up, in this process or another. Deliveries never catch up. The trigger in n8n-core's
- * engine, the sandbox over real HTTP, one clock for both (helpers.ts `SharedClock`).
+ * The check when the workflow starts (Catch Up Missed Orders, catchUp.ts `startChecks` and
+ * `caughtUpOrders`): trigger() emits one check item, n8n runs it, and its execute() reads the orders
+ * created since `checkedUntil - 15 min` (at most 48 h back). In n8n-core's real engine against the
+ * sandbox over HTTP, on one clock for both (helpers.ts `SharedClock`): no test waits for minutes.
+ *
+ * The check at an interval (option Check Every 5 Minutes) is in selfCatchUp.test.ts.
  */
-import type { IDataObject } from 'n8n-workflow';
-import { sleep } from 'n8n-workflow';
+import type { IDataObject, INode } from 'n8n-workflow';
 
-import { MAX_CAUGHT_UP_PER_RUN } from '../../nodes/MarketplaceTrigger/catchUp';
+import {
+	CHECK_MARGIN_MS,
+	LOOKED_BACK_MS,
+	CHECK_FIELD,
+} from '../../nodes/MarketplaceTrigger/catchUp';
+import { isoSeconds } from '../../nodes/shared/transport/queryEncoding';
 import {
 	caughtUp,
-	deliverWithSecret,
-	idsStored,
-	outageOf,
-	restart,
+	registeredCrons,
+	forgetCrons,
 	settle,
-	settledRuns,
 	SharedClock,
-	startAgain,
 	TriggerBench,
 	type TriggerHarness,
 } from './helpers';
+import type { HarnessExecution } from '../engine/triggers';
 
 const bench = new TriggerBench();
 const shared = new SharedClock(bench);
 beforeAll(async () => await bench.start());
 afterAll(async () => await bench.close());
-beforeEach(() => shared.install());
+beforeEach(async () => {
+	shared.install();
+	// a day between tests: no order of an earlier test is within a check's window (brands repeat)
+	await shared.advance(24 * HOUR_MS);
+});
 afterEach(async () => {
 	await bench.closeHarnesses();
+	forgetCrons();
 	shared.uninstall();
 });
 
-const UNREACHABLE = 'http://127.0.0.1:1/unreachable';
 const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
+const DEAD = 'http://127.0.0.1:1/n8n-is-down';
 
-const itemsOf = (t: TriggerHarness, run: number) => t.runs[run][0].map((i) => i.json);
-const orderIdsOf = (t: TriggerHarness) =>
-	t.runs.flatMap((run) => run[0].map((i) => (i.json.data as IDataObject).orderId as number));
+/** The executions trigger()'s checks started (not the deliveries'). */
+const checks = (t: TriggerHarness) => t.executions.filter((e) => e.source === 'trigger');
 
-/** An outage over which the service disabled the endpoint, with Catch Up Missed Orders on. */
-const outage = async (options: IDataObject = {}) =>
-	await outageOf(bench, shared, { options: { catchUpMissedOrders: true, ...options } });
-
-/** A published trigger that ran one order and made its first check (nothing missed then). */
-async function activeTrigger(parameters: IDataObject = {}) {
-	const user = await bench.user();
-	const t = await bench.trigger(user.apiKey, parameters, { settings: shared.settings });
-	await t.activate();
-	await t.startTrigger();
-	const [endpoint] = await bench.endpointsOf(user.userId);
-	await bench.control.createOrder({ brandId: user.brandId });
-	await t.waitForRuns(1);
-	await shared.advance(25_000);
-	await settle(t);
-	return { ...user, t, endpoint };
+/** The window (ms) a check item names. */
+function windowOf(check: HarnessExecution): { since: number; until: number } {
+	const { since, until } = check.input[0][0].json;
+	return { since: Date.parse(String(since)), until: Date.parse(String(until)) };
 }
 
-/** n8n stops: this process's memory and trigger() are gone, and the service's attempts fail. */
-async function stopN8n(t: TriggerHarness, endpointId: number): Promise<void> {
-	await idsStored(t);
-	restart(t);
-	await t.stopTrigger();
-	await bench.control.setEndpointUrl(endpointId, UNREACHABLE);
+/** The startDate of each order-list read the sandbox received with `apiKey` after `since`. */
+async function readsSince(apiKey: string, since = 0): Promise<string[]> {
+	// a request refused for its key (401) has no route in the log: by path
+	return (await bench.requestsOf(apiKey, since))
+		.filter((r) => /\/orders$/.test(r.path.split('?')[0]))
+		.map((r) => new URLSearchParams(r.rawQuery).get('startDate') ?? '');
 }
 
-test('re-enabled at the start: the first check brings the missed orders, each once, shaped like order.created items and marked, with the notice; never again', async () => {
-	const { t, brandId, before, missed } = await outage();
-	expect(await startAgain(t, shared)).toBe(true);
-	expect(caughtUp(t)).toEqual(missed);
-	const items = itemsOf(t, 1);
-	for (const [i, orderId] of missed.entries()) {
-		expect(items[i]).toMatchObject({
-			id: `caught_up_order.created_${orderId}`,
-			type: 'order.created',
-			data: { brandId, orderId },
-			caughtUp: true,
-			notice: { disabledReason: 'FailingDeliveries', caughtUpOrders: 3 },
-		});
-		expect(typeof items[i].createdAt).toBe('string');
-	}
-	expect(orderIdsOf(t).filter((id) => id === before)).toHaveLength(1);
-
-	// the next event carries no notice; a restart and its check bring nothing again, and the event sent again is a duplicate
-	const live = await bench.control.createOrder({ brandId });
-	await t.waitForRuns(3);
-	expect(itemsOf(t, 2)).toEqual([expect.objectContaining({ id: live.event.id })]);
-	expect(itemsOf(t, 2)[0].notice).toBeUndefined();
-	await idsStored(t);
-	restart(t);
+/** The workflow started again (n8n restarted): trigger() with activation 'init', and its check run. */
+async function startAgain(t: TriggerHarness): Promise<void> {
 	await t.stopTrigger();
-	expect(await startAgain(t, shared)).toBe(true);
-	const delivery = (await bench.control.deliveries()).find((d) => d.eventId === live.event.id)!;
-	expect((await bench.control.redeliver(delivery.id)).responseStatusCode).toBe(200);
-	expect(await settledRuns(t)).toBe(3);
-	expect(caughtUp(t)).toEqual(missed);
-});
-
-test("turned off and on over the Disabled endpoint: the new endpoint's first check brings the missed orders", async () => {
-	const { t, userId, endpoint, missed } = await outage();
-	await t.delete('update');
-	await t.activate();
-	await t.startTrigger();
-	const [fresh] = await bench.endpointsOf(userId);
-	expect(fresh.id).not.toBe(endpoint.id);
-	await shared.advance(25_000);
-	await settle(t);
-	expect(caughtUp(t)).toEqual(missed);
-	expect(itemsOf(t, 1)[0].notice).toMatchObject({ disabledReason: 'FailingDeliveries' });
-});
-
-test('a late real order.created event of a caught-up order starts nothing; with Fetch Current State each caught-up item carries the order', async () => {
-	const { t, brandId, missed } = await outage({ fetchCurrentState: true });
-	await startAgain(t, shared);
-	expect(itemsOf(t, 1)[0].current).toMatchObject({ id: missed[0], brandId });
-	const late = {
-		id: 'evt_late_real_event',
-		type: 'order.created',
-		createdAt: new Date(shared.now()).toISOString(),
-		data: { brandId, orderId: missed[0] },
-	};
-	expect((await deliverWithSecret(t, late)).body).toMatchObject({
-		ignored: 'order-caught-up',
-		orderId: missed[0],
-	});
-	expect(await settledRuns(t)).toBe(2);
-});
-
-test('with the option off there is no check, and the first event carries only the notice', async () => {
-	const { t, brandId, apiKey } = await outageOf(bench, shared, {
-		options: { catchUpMissedOrders: false },
-	});
-	const since = await bench.lastSeq();
-	await startAgain(t, shared);
-	await bench.control.createOrder({ brandId });
-	await t.waitForRuns(2);
-	expect(itemsOf(t, 1)).toHaveLength(1);
-	expect(itemsOf(t, 1)[0].notice).toMatchObject({ disabledReason: 'FailingDeliveries' });
-	expect((itemsOf(t, 1)[0].notice as IDataObject).caughtUpOrders).toBeUndefined();
-	const reads = (await bench.requestsOf(apiKey, since)).filter((r) => r.route === 'listOrders');
-	expect(reads).toEqual([]);
-});
-
-test('n8n down longer than the service tries (about 42 hours): the orders whose deliveries failed for good run once, at the first check', async () => {
-	const { t, brandId, endpoint } = await activeTrigger();
-	await stopN8n(t, endpoint.id);
-	const made = [
-		await bench.control.createOrder({ brandId }),
-		await bench.control.createOrder({ brandId }),
-	];
-	await shared.advance(43 * HOUR_MS);
-	const deliveryIds = made.flatMap((m) => m.deliveryIds);
-	const failed = (await bench.control.deliveries(endpoint.id)).filter((d) =>
-		deliveryIds.includes(d.id),
-	);
-	expect(failed.map((d) => [d.attempts, d.status])).toEqual([
-		[8, 'Failed'],
-		[8, 'Failed'],
-	]);
-	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
-	await startAgain(t, shared);
-	expect(caughtUp(t)).toEqual(made.map((m) => m.order.id));
-	expect(await settledRuns(t)).toBe(2);
-});
-
-test(`a backlog beyond ${MAX_CAUGHT_UP_PER_RUN} orders: the first check brings ${MAX_CAUGHT_UP_PER_RUN}, oldest first, the next a minute later the rest; none lost, none twice`, async () => {
-	const { t, brandId, endpoint } = await activeTrigger();
-	const first = orderIdsOf(t);
-	await stopN8n(t, endpoint.id);
-	const generated = await bench.control.generateOrders({
-		count: MAX_CAUGHT_UP_PER_RUN + 10,
-		brandId,
-	});
-	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
-	await startAgain(t, shared);
-	const expected = Array.from({ length: generated.created }, (_, i) => generated.firstId + i);
-	expect(caughtUp(t)).toEqual(expected.slice(0, MAX_CAUGHT_UP_PER_RUN));
-	await shared.advance(60_000);
-	await settle(t);
-	const ran = orderIdsOf(t).filter((id) => !first.includes(id));
-	expect([...ran].sort((a, b) => a - b)).toEqual(expected);
-});
-
-test('orders created while the workflow was unpublished run at the first check after it is published again, as the polling trigger picks up where it stopped', async () => {
-	const { t, brandId, userId } = await activeTrigger();
-	await t.stopTrigger();
-	await t.delete('update');
-	expect(await bench.endpointsOf(userId)).toHaveLength(0);
-	const meanwhile = [(await bench.control.createOrder({ brandId })).order.id as number];
-	meanwhile.push((await bench.control.createOrder({ brandId })).order.id as number);
-	await shared.advance(60_000);
-	await t.activate();
-	await t.startTrigger();
-	await shared.advance(25_000);
-	await settle(t);
-	expect(caughtUp(t)).toEqual(meanwhile);
-});
-
-test('orders that ran while the option was off are not caught up when it is turned on again', async () => {
-	const { t, brandId, apiKey } = await activeTrigger({ options: { catchUpMissedOrders: false } });
-	await bench.control.createOrder({ brandId });
-	await t.waitForRuns(2);
-	await idsStored(t);
-	// published again with the option at its default (on): the endpoint is found, the cursor starts then
-	t.node.parameters.options = {};
-	restart(t);
-	await t.stopTrigger();
-	const since = await bench.lastSeq();
-	await startAgain(t, shared);
-	expect(caughtUp(t)).toEqual([]);
-	const reads = (await bench.requestsOf(apiKey, since)).filter((r) => r.route === 'listOrders');
-	expect(reads).toHaveLength(1);
-});
-
-test('an order whose own delivery arrives while its catch-up is under way runs once', async () => {
-	const { t, brandId, endpoint } = await activeTrigger();
-	await stopN8n(t, endpoint.id);
-	const missed = await bench.control.createOrder({ brandId });
-	await shared.advance(20_000);
-	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
-	await t.checkExists('init');
 	await t.startTrigger('init');
-	await shared.advance(25_000);
-	// the order list answers slowly; meanwhile the order's own delivery arrives
-	await bench.control.injectFault({ route: 'listOrders', mode: 'hang', hangMs: 400, count: 1 });
-	const check = settle(t);
-	await sleep(100);
-	const own = await deliverWithSecret(t, missed.event);
-	await check;
-	expect(own.status).toBe(200);
-	expect(await settledRuns(t)).toBe(2);
-	expect(orderIdsOf(t).filter((id) => id === missed.order.id)).toHaveLength(1);
+	await settle(t);
+}
+
+test('the first start of a workflow reads nothing and starts no execution; it records its time as checkedUntil', async () => {
+	const { apiKey, brandId } = await bench.user();
+	// an order from before the workflow was published: never this workflow's to run
+	await bench.control.createOrder({ brandId });
+	const t = await bench.trigger(apiKey);
+	const before = shared.now();
+	const response = await t.startTrigger();
+	await settle(t);
+	// nothing of the node runs after trigger() returns: no close function
+	expect(response).toEqual({});
+	expect(t.executions).toHaveLength(0);
+	expect(await readsSince(apiKey)).toEqual([]);
+	// saved by n8n after trigger() returned
+	expect(t.staticData.checkedUntil).toBeGreaterThanOrEqual(before);
+	expect(t.staticData.checkedUntil).toBeLessThanOrEqual(shared.now());
 });
 
-test("an order's delivery at a second process that read the static data before the catch-up's save: the run's check keeps it out", async () => {
-	const { t, apiKey, brandId, endpoint } = await activeTrigger();
-	await stopN8n(t, endpoint.id);
-	const missed = await bench.control.createOrder({ brandId });
-	await shared.advance(20_000);
+test('after an outage: the orders created meanwhile run once, at the check when n8n starts again, oldest first, marked caughtUp; their late deliveries output nothing', async () => {
+	const { apiKey, brandId, userId } = await bench.user();
+	const t = await bench.trigger(apiKey);
+	await t.activate();
+	await t.startTrigger();
+	await settle(t);
+	await t.stopTrigger();
+	// n8n is down: the service's attempts fail
+	const [endpoint] = await bench.endpointsOf(userId);
+	await bench.control.setEndpointUrl(endpoint.id, DEAD);
+	const missed: Array<{ id: number; createdAt: string }> = [];
+	for (let i = 0; i < 3; i++) {
+		missed.push((await bench.control.createOrder({ brandId })).order);
+		await shared.advance(10_000);
+	}
 	await bench.control.setEndpointUrl(endpoint.id, t.webhookUrl);
-	const beforeSave = { ...t.staticData };
-	await startAgain(t, shared);
-	expect(caughtUp(t)).toEqual([missed.order.id]);
-	// the same webhook URL, served by a second process whose copy of the static data predates the save
-	const other = await bench.trigger(
-		apiKey,
-		{},
-		{ database: t.database, webhookBaseUrl: t.webhookBaseUrl, settings: shared.settings },
+	const runsBefore = t.runs.length;
+	const lastStart = t.staticData.checkedUntil as number;
+
+	const before = shared.now();
+	await t.startTrigger('init');
+	const after = shared.now();
+	await settle(t);
+	const [check] = checks(t);
+	// the window trigger() decided: from 15 minutes before the last start, until now
+	expect(check.input[0][0].json[CHECK_FIELD]).toBe('start');
+	const { since, until } = windowOf(check);
+	expect(since).toBe(lastStart - CHECK_MARGIN_MS);
+	expect(until).toBeGreaterThanOrEqual(before);
+	expect(until).toBeLessThanOrEqual(after);
+	// the check's run writes no static data (a queue-mode worker's run has none to write)
+	expect(check.staticDataChanged).toBe(false);
+	expect(t.runs).toHaveLength(runsBefore + 1);
+	expect(caughtUp(t)).toEqual(missed.map((o) => o.id));
+	expect(t.runs.at(-1)![0].map((i) => i.json)).toEqual(
+		missed.map((order) => ({
+			id: `caught_up_order.created_${order.id}`,
+			type: 'order.created',
+			createdAt: order.createdAt,
+			data: { brandId, orderId: order.id },
+			caughtUp: true,
+		})),
 	);
-	await idsStored(t);
-	const saved = t.staticData;
-	t.staticData = {
-		...saved,
-		known: beforeSave.known,
-		deliveredOrders: beforeSave.deliveredOrders,
+
+	// the service's retries (+1 min after each failed attempt) reach n8n now: each starts an
+	// execution with no output
+	const executionsBefore = t.executions.length;
+	await shared.advance(2 * MINUTE_MS);
+	await settle(t);
+	const deliveries = (await bench.control.deliveries(endpoint.id)).filter((d) =>
+		missed.some((o) => o.id === (d.event.data as IDataObject).orderId),
+	);
+	expect(deliveries.map((d) => d.status)).toEqual(['Delivered', 'Delivered', 'Delivered']);
+	const late = t.executions.slice(executionsBefore);
+	expect(late).toHaveLength(3);
+	expect(late.every((e) => e.source === 'webhook' && e.output?.[0].length === 0)).toBe(true);
+	// and n8n starting again later re-reads them (within the margin) but does not run them again
+	await startAgain(t);
+	expect(t.runs).toHaveLength(runsBefore + 1);
+	expect(caughtUp(t)).toEqual(missed.map((o) => o.id));
+});
+
+test('a check reads at most 48 hours back: an order older than that is not run, a younger one is', async () => {
+	const { apiKey, brandId } = await bench.user();
+	const t = await bench.trigger(apiKey);
+	await t.startTrigger();
+	await settle(t);
+	await t.stopTrigger();
+	const tooOld = (await bench.control.createOrder({ brandId })).order.id;
+	await shared.advance(2 * HOUR_MS);
+	const young = (await bench.control.createOrder({ brandId })).order.id;
+	await shared.advance(47 * HOUR_MS + 30 * MINUTE_MS);
+	const seq = await bench.lastSeq();
+
+	await t.startTrigger('init');
+	await settle(t);
+	expect(caughtUp(t)).toEqual([young]);
+	expect(caughtUp(t)).not.toContain(tooOld);
+	const { since, until } = windowOf(checks(t)[0]);
+	expect(since).toBe(until - LOOKED_BACK_MS);
+	expect(await readsSince(apiKey, seq)).toEqual([isoSeconds(since)]);
+});
+
+test('the 15-minute margin: a check reads from 15 minutes before the last one; an order in the margin that never ran runs, one before it does not', async () => {
+	const { apiKey, brandId } = await bench.user();
+	// no endpoint at the service: no order of this user is ever delivered
+	const t = await bench.trigger(apiKey);
+	const beforeMargin = (await bench.control.createOrder({ brandId })).order.id;
+	await shared.advance(10 * MINUTE_MS);
+	const inMargin = (await bench.control.createOrder({ brandId })).order.id;
+	await shared.advance(10 * MINUTE_MS);
+	await t.startTrigger();
+	await settle(t);
+	await t.stopTrigger();
+	const lastCheck = t.staticData.checkedUntil as number;
+	await shared.advance(5 * MINUTE_MS);
+	const since = await bench.lastSeq();
+
+	await t.startTrigger('init');
+	await settle(t);
+	expect(await readsSince(apiKey, since)).toEqual([isoSeconds(lastCheck - CHECK_MARGIN_MS)]);
+	expect(caughtUp(t)).toEqual([inMargin]);
+	expect(caughtUp(t)).not.toContain(beforeMargin);
+});
+
+test('orders that ran by their delivery are re-read in the margin but not run again: such a check is an execution with no output', async () => {
+	const { apiKey, brandId } = await bench.user();
+	const t = await bench.trigger(apiKey);
+	await t.activate();
+	await t.startTrigger();
+	await settle(t);
+	const delivered = (await bench.control.createOrder({ brandId })).order;
+	await t.waitForRuns(1);
+	expect(t.runs[0][0][0].json.caughtUp).toBeUndefined();
+	for (let check = 0; check < 2; check++) {
+		await shared.advance(5 * MINUTE_MS);
+		const since = await bench.lastSeq();
+		const checkedUntil = t.staticData.checkedUntil as number;
+		await startAgain(t);
+		const [startDate] = await readsSince(apiKey, since);
+		expect(startDate).toBe(isoSeconds(checkedUntil - CHECK_MARGIN_MS));
+		// the delivered order is within what this check read
+		expect(Date.parse(delivered.createdAt)).toBeGreaterThanOrEqual(Date.parse(startDate));
+		const last = checks(t).at(-1)!;
+		expect(last.error).toBeUndefined();
+		expect(last.output).toEqual([[]]);
+	}
+	expect(t.runs).toHaveLength(1);
+	expect(caughtUp(t)).toEqual([]);
+});
+
+test.each([
+	['Catch Up Missed Orders off', ['order.created'], { catchUpMissedOrders: false }],
+	['Order Created not subscribed', ['order.cancelled'], {}],
+])(
+	'%s: trigger() emits no check and registers no cron (Check Every 5 Minutes on)',
+	async (_, eventTypes, options) => {
+		const { apiKey, brandId } = await bench.user();
+		const t = await bench.trigger(apiKey, {
+			eventTypes,
+			options: { ...options, checkEveryFiveMinutes: true },
+		});
+		const since = await bench.lastSeq();
+		const response = await t.startTrigger();
+		await bench.control.createOrder({ brandId });
+		await settle(t);
+		expect(response).toEqual({});
+		expect(t.executions).toHaveLength(0);
+		expect(registeredCrons()).toEqual([]);
+		expect(await readsSince(apiKey, since)).toEqual([]);
+		expect(t.staticData.checkedUntil).toBeUndefined();
+	},
+);
+
+/** A trigger started once (its first start reads nothing), and an order created after it whose delivery never came. */
+async function startedOnce(sinceStartMs: number) {
+	const user = await bench.user();
+	const t = await bench.trigger(user.apiKey);
+	await t.startTrigger();
+	await settle(t);
+	await t.stopTrigger();
+	const missed = (await bench.control.createOrder({ brandId: user.brandId })).order.id;
+	await shared.advance(sinceStartMs);
+	return { ...user, t, missed };
+}
+
+/** Starts the trigger again and moves the shared clock in steps until its check has ended (the read's retries wait on it). */
+async function startAndStepUntilChecked(t: TriggerHarness): Promise<void> {
+	const count = checks(t).length;
+	await t.startTrigger('init');
+	for (let step = 0; step < 20 && checks(t).filter((c) => c.run).length <= count; step++)
+		await shared.advance(4_000);
+	await settle(t);
+}
+
+/**
+ * n8n's retry of a failed execution (Executions > Retry): the workflow runs again from the start node
+ * with the same input. The harness has no public call for it; its run of an input is the same engine
+ * path every emit takes.
+ */
+async function retryOf(t: TriggerHarness, failed: HarnessExecution): Promise<HarnessExecution> {
+	const harness = t as unknown as {
+		execute(
+			source: 'trigger',
+			mode: 'retry',
+			input: HarnessExecution['input'],
+		): Promise<HarnessExecution>;
 	};
-	const copy = await deliverWithSecret(t, missed.event, other);
-	expect(copy.body).toEqual({ received: true, ignored: 'duplicate', id: missed.event.id });
-	await other.settled();
-	// the run started, and let nothing through
-	expect(other.executions).toHaveLength(1);
-	expect(other.runs).toHaveLength(0);
-	expect(orderIdsOf(t).filter((id) => id === missed.order.id)).toHaveLength(1);
+	return await harness.execute('trigger', 'retry', failed.input);
+}
+
+test("a read that fails (500 on every attempt) fails the check's execution with a NodeApiError; n8n's retry of it reads the same window and runs the order", async () => {
+	const { apiKey, t, missed } = await startedOnce(20 * MINUTE_MS);
+	await bench.control.injectFault({ route: 'listOrders', mode: '500', count: 5 });
+	const seq = await bench.lastSeq();
+	await startAndStepUntilChecked(t);
+	const failed = checks(t).at(-1)!;
+	expect(failed.error?.name).toBe('NodeApiError');
+	expect(failed.error?.message).toMatch(/500/);
+	expect(failed.output).toBeNull();
+	// the transport's five attempts
+	expect(await readsSince(apiKey, seq)).toHaveLength(5);
+	expect(t.runs).toHaveLength(0);
+
+	const retried = await retryOf(t, failed);
+	expect(retried.error).toBeUndefined();
+	expect(caughtUp(t)).toEqual([missed]);
+	expect(windowOf(retried)).toEqual(windowOf(failed));
+});
+
+// BUG (see the report): trigger() moves checkedUntil when it emits a check, whatever the check's run
+// does, so when that run fails and nobody retries it in n8n, no later check reads its window again.
+test.failing(
+	'BUG: a start after a failed check reads the failed window again, so its missed order runs without a manual retry',
+	async () => {
+		const { t, missed } = await startedOnce(20 * MINUTE_MS);
+		await bench.control.injectFault({ route: 'listOrders', mode: '500', count: 5 });
+		await startAndStepUntilChecked(t);
+		expect(checks(t).at(-1)!.error?.name).toBe('NodeApiError');
+		await t.stopTrigger();
+		await shared.advance(MINUTE_MS);
+		await startAgain(t);
+		expect(caughtUp(t)).toEqual([missed]);
+	},
+);
+
+test('a read refused (401, the key revoked) fails the check at once with a NodeApiError; with continueOnFail the check outputs an error item', async () => {
+	const { apiKey, t } = await startedOnce(MINUTE_MS);
+	await bench.control.revokeKey(apiKey);
+	await startAgain(t);
+	const failed = checks(t).at(-1)!;
+	expect(failed.error?.name).toBe('NodeApiError');
+	expect(failed.error?.message).toMatch(/401/);
+	expect(failed.error?.message).toMatch(/revoked/);
+	// not retried: a 401 is final
+	expect(await readsSince(apiKey)).toHaveLength(1);
+
+	(t.node as INode).onError = 'continueRegularOutput';
+	await startAgain(t);
+	const continued = checks(t).at(-1)!;
+	expect(continued.error).toBeUndefined();
+	expect(continued.output).toEqual([
+		[
+			{
+				json: { error: expect.stringMatching(/^unauthorized \(401\): API key revoked/) },
+				pairedItem: { item: 0 },
+			},
+		],
+	]);
+	expect(t.runs).toHaveLength(1);
+});
+
+test('deactivated while its check runs: trigger() left no close function, and n8n runs the check to its end (the order runs once)', async () => {
+	const { t, missed } = await startedOnce(MINUTE_MS);
+	// the read answers after 300 ms (real time: the shared clock is not moved meanwhile)
+	await bench.control.injectFault({ route: 'listOrders', mode: 'hang', hangMs: 300 });
+	const response = await t.startTrigger('init');
+	expect(response?.closeFunction).toBeUndefined();
+	await new Promise((r) => setTimeout(r, 50));
+	expect(checks(t).at(-1)!.run).toBeUndefined();
+	await t.stopTrigger();
+	expect(checks(t).at(-1)!.run).toBeUndefined();
+	await settle(t);
+	expect(checks(t).at(-1)!.error).toBeUndefined();
+	expect(caughtUp(t)).toEqual([missed]);
+	expect(t.runs).toHaveLength(1);
 });
