@@ -1,27 +1,79 @@
 /**
- * "Once" in n8n-core's real engine against the sandbox over HTTP: each event and each order runs the
- * workflow once; a copy starts an execution with no output; the check at the start catches up the
- * orders no delivery brought, and their late deliveries output nothing.
+ * "Once" in n8n-core's real engine against the sandbox over HTTP (once.ts): each event and each order
+ * runs the workflow once; a copy (the service's retry after a lost answer, a redelivery, the
+ * order.created of an order a check ran) starts an execution with no output. The keys live in n8n's
+ * deduplication store (the harness database's `processed_data` row, n8n's helper over it); a second
+ * n8n process is a harness on the same database.
  */
-import { DEFAULT_HISTORY_SIZE } from '../../nodes/MarketplaceTrigger/once';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { DataDeduplicationService } from 'n8n-core';
+import type { IDataObject } from 'n8n-workflow';
+
+import { DEFAULT_HISTORY_SIZE, MIN_HISTORY_SIZE } from '../../nodes/MarketplaceTrigger/once';
+import { processedDataHash } from '../engine/triggers';
 import {
 	caughtUp,
 	deliverWithSecret,
 	forgetActivationTraffic,
 	settle,
+	SharedClock,
 	TriggerBench,
+	type TriggerHarness,
 } from './helpers';
 
 const bench = new TriggerBench();
+const shared = new SharedClock(bench);
 beforeAll(async () => await bench.start());
 afterAll(async () => await bench.close());
-afterEach(async () => await bench.closeHarnesses());
+beforeEach(async () => {
+	shared.install();
+	// a day between tests: no order of an earlier test is within a check's window (brands repeat)
+	await shared.advance(24 * 3_600_000);
+});
+afterEach(async () => {
+	jest.restoreAllMocks();
+	await bench.closeHarnesses();
+	shared.uninstall();
+});
 
-test('an order.created delivery runs once; a copy of it starts an execution with no output', async () => {
-	const { apiKey, brandId } = await bench.user();
-	const t = await bench.trigger(apiKey);
+/** A published trigger whose activation traffic is forgotten. */
+async function published(parameters: IDataObject = {}) {
+	const user = await bench.user();
+	const t = await bench.trigger(user.apiKey, parameters);
 	await t.activate();
 	await forgetActivationTraffic(t);
+	const [endpoint] = await bench.endpointsOf(user.userId);
+	return { ...user, t, endpoint };
+}
+
+/** A second n8n process on the same database, behind the same public URL (WEBHOOK_URL). */
+async function secondProcess(t: TriggerHarness, apiKey: string): Promise<TriggerHarness> {
+	return await bench.trigger(
+		apiKey,
+		{},
+		{ database: t.database, webhookBaseUrl: t.webhookBaseUrl },
+	);
+}
+
+/** The keys n8n's store holds for the trigger, as hashes in recording order. */
+const storedHashes = (t: TriggerHarness) => (t.processedData()?.value.data ?? []) as string[];
+
+/** An order.created event as the service would sign it, for an order id of the test's choosing. */
+const orderCreated = (
+	orderId: number,
+	id = `evt_${orderId}_${Math.random().toString(36).slice(2)}`,
+) => ({
+	id,
+	type: 'order.created',
+	createdAt: new Date(shared.now()).toISOString(),
+	data: { brandId: 1, orderId },
+});
+
+test('an order.created delivery runs once; a copy starts an execution with no output; n8n is asked to keep History Size keys', async () => {
+	const { brandId, t } = await published();
+	const record = jest.spyOn(DataDeduplicationService.getInstance(), 'checkProcessedAndRecord');
 	const { order } = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);
 	const [item] = t.runs[0][0];
@@ -29,21 +81,247 @@ test('an order.created delivery runs once; a copy of it starts an execution with
 	await deliverWithSecret(t, item.json);
 	await settle(t);
 	expect(t.runs).toHaveLength(1);
-	expect(t.executions.length).toBe(2);
-	expect(t.responses.every((r) => r.status === 200)).toBe(true);
-	expect(DEFAULT_HISTORY_SIZE).toBeGreaterThan(0);
+	expect(t.executions.map((e) => [e.error, e.output?.[0].length])).toEqual([
+		[undefined, 1],
+		[undefined, 0],
+	]);
+	expect(t.responses.map((r) => r.status)).toEqual([200, 200]);
+	expect(storedHashes(t)).toEqual([processedDataHash(`order:${order.id}`)]);
+	expect(record.mock.calls.map((call) => [call[0], call[1], call[3]])).toEqual([
+		[[`order:${order.id}`], 'node', { mode: 'entries', maxEntries: DEFAULT_HISTORY_SIZE }],
+		[[`order:${order.id}`], 'node', { mode: 'entries', maxEntries: DEFAULT_HISTORY_SIZE }],
+	]);
 });
 
-test('the check at the start runs the orders created while n8n was down, once; their late deliveries output nothing', async () => {
-	const { apiKey, brandId, userId } = await bench.user();
-	const t = await bench.trigger(apiKey);
-	await t.activate();
+test('an order.created is one key per order (another event id of it outputs nothing); any other event is one key per event id', async () => {
+	const { brandId, t } = await published({ eventTypes: ['order.created', 'order.cancelled'] });
+	const { order } = await bench.control.createOrder({ brandId });
+	await t.waitForRuns(1);
+	await deliverWithSecret(t, orderCreated(order.id, 'evt_another_id_same_order'));
+	const cancelled = (await bench.control.cancelOrder(order.id)).event;
+	await t.waitForRuns(2);
+	await deliverWithSecret(t, cancelled as unknown as IDataObject);
+	// another cancellation event of the same order: another event, it runs
+	await deliverWithSecret(t, { ...cancelled, id: 'evt_second_cancellation' } as IDataObject);
+	await settle(t);
+	expect(t.runs.map((run) => run[0].map((i) => [i.json.type, i.json.id]))).toEqual([
+		[['order.created', expect.any(String)]],
+		[['order.cancelled', cancelled.id]],
+		[['order.cancelled', 'evt_second_cancellation']],
+	]);
+	expect(t.executions).toHaveLength(5);
+});
+
+/**
+ * A proxy in front of n8n that forwards each delivery to it and loses n8n's answer: the service gets
+ * a 502, or no answer at all (it gives up after its timeout). `heal` lets answers through again.
+ */
+async function lossyProxy(t: TriggerHarness, loses: 'bad-gateway' | 'no-answer') {
+	let lossy = true;
+	const held: http.ServerResponse[] = [];
+	const server = http.createServer((req, res) => {
+		void (async () => {
+			const chunks: Buffer[] = [];
+			for await (const chunk of req) chunks.push(chunk as Buffer);
+			const headers = Object.fromEntries(
+				Object.entries(req.headers).filter(([name]) => /^(content-type|webhook-)/.test(name)),
+			) as Record<string, string>;
+			const upstream = await fetch(`http://127.0.0.1:${t.listenPort}${req.url}`, {
+				method: 'POST',
+				headers,
+				body: Buffer.concat(chunks),
+			});
+			const text = await upstream.text();
+			if (!lossy) res.writeHead(upstream.status).end(text);
+			else if (loses === 'bad-gateway') res.writeHead(502).end('Bad Gateway');
+			else held.push(res);
+		})();
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const port = (server.address() as AddressInfo).port;
+	return {
+		url: `http://127.0.0.1:${port}${new URL(t.webhookUrl).pathname}`,
+		heal: () => (lossy = false),
+		close: async () => {
+			for (const res of held) res.destroy();
+			server.closeAllConnections();
+			await new Promise<void>((resolve) => server.close(() => resolve()));
+		},
+	};
+}
+
+test("the service's retry after a 502 from a proxy whose n8n ran the event: the retry outputs nothing", async () => {
+	const { brandId, t, endpoint } = await published();
+	const proxy = await lossyProxy(t, 'bad-gateway');
+	try {
+		await bench.control.setEndpointUrl(endpoint.id, proxy.url);
+		const { deliveryIds } = await bench.control.createOrder({ brandId });
+		await t.waitForRuns(1);
+		await settle(t);
+		proxy.heal();
+		await shared.advance(60_000);
+		await settle(t);
+		const [delivery] = (await bench.control.deliveries(endpoint.id)).filter(
+			(d) => d.id === deliveryIds[0],
+		);
+		expect(delivery.attemptLog.map((a) => a.statusCode)).toEqual([502, 200]);
+		expect(delivery.status).toBe('Delivered');
+		expect(t.executions.map((e) => e.output?.[0].length)).toEqual([1, 0]);
+		expect(t.runs).toHaveLength(1);
+	} finally {
+		await proxy.close();
+	}
+});
+
+test("the service's retry after its timeout (n8n ran the event, the answer never came): the retry outputs nothing", async () => {
+	// a service that waits 300 ms for an answer, on a clock of its own shared with the trigger
+	const slow = new TriggerBench({ allowHttpLoopback: true, deliveryTimeoutMs: 300 });
+	await slow.start();
+	const slowClock = new SharedClock(slow);
+	shared.uninstall();
+	slowClock.install();
+	try {
+		const { apiKey, brandId, userId } = await slow.user();
+		const t = await slow.trigger(apiKey);
+		await t.activate();
+		await forgetActivationTraffic(t);
+		const [endpoint] = await slow.endpointsOf(userId);
+		const proxy = await lossyProxy(t, 'no-answer');
+		try {
+			await slow.control.setEndpointUrl(endpoint.id, proxy.url);
+			const { deliveryIds } = await slow.control.createOrder({ brandId });
+			await t.waitForRuns(1);
+			await new Promise((r) => setTimeout(r, 400));
+			proxy.heal();
+			await slowClock.advance(60_000);
+			await settle(t);
+			const [delivery] = (await slow.control.deliveries(endpoint.id)).filter(
+				(d) => d.id === deliveryIds[0],
+			);
+			expect(delivery.attemptLog.map((a) => [a.statusCode, a.error])).toEqual([
+				[null, 'timeout'],
+				[200, null],
+			]);
+			expect(t.executions.map((e) => e.output?.[0].length)).toEqual([1, 0]);
+		} finally {
+			await proxy.close();
+		}
+	} finally {
+		slowClock.uninstall();
+		await slow.close();
+	}
+});
+
+test('copies that arrive at one process at the same instant: one runs (its runs record one after another)', async () => {
+	const { t } = await published();
+	const event = orderCreated(4242);
+	await Promise.all(Array.from({ length: 6 }, async () => await deliverWithSecret(t, event)));
+	await settle(t);
+	expect(t.executions).toHaveLength(6);
+	expect(t.runs).toHaveLength(1);
+});
+
+test('two n8n processes on one database: a copy at the other process, after the first ran it, outputs nothing', async () => {
+	const { apiKey, t } = await published();
+	const other = await secondProcess(t, apiKey);
+	for (let i = 0; i < 5; i++) {
+		const event = orderCreated(5000 + i);
+		await deliverWithSecret(t, event, i % 2 === 0 ? t : other);
+		await settle(t);
+		await settle(other);
+		await deliverWithSecret(t, event, i % 2 === 0 ? other : t);
+		await settle(t);
+		await settle(other);
+	}
+	expect(t.runs.length + other.runs.length).toBe(5);
+	expect(t.executions.length + other.executions.length).toBe(10);
+	expect([...t.responses, ...other.responses].every((r) => r.status === 200)).toBe(true);
+});
+
+test("two n8n processes on one database, copies at both at the same instant: n8n's store has no lock, so what holds is counted (each event runs once or twice, and is recorded)", async () => {
+	const { apiKey, t } = await published();
+	const other = await secondProcess(t, apiKey);
+	const events = Array.from({ length: 10 }, (_, i) => orderCreated(6000 + i));
+	let twice = 0;
+	const answered = () => [...t.responses, ...other.responses].filter((r) => r.status === 200);
+	for (const event of events) {
+		const before = t.runs.length + other.runs.length;
+		await Promise.all([deliverWithSecret(t, event, t), deliverWithSecret(t, event, other)]);
+		await settle(t);
+		await settle(other);
+		const ran = t.runs.length + other.runs.length - before;
+		expect(ran).toBeGreaterThanOrEqual(1);
+		expect(ran).toBeLessThanOrEqual(2);
+		if (ran === 2) twice++;
+	}
+	// both processes wrote the same key: a later copy at either outputs nothing
+	const runs = t.runs.length + other.runs.length;
+	for (const event of events) await deliverWithSecret(t, event, other);
+	await settle(other);
+	expect(t.runs.length + other.runs.length).toBe(runs);
+	expect(answered()).toHaveLength(3 * events.length);
+	process.stdout.write(
+		`once.test: ${twice} of ${events.length} events delivered to two processes at the same instant ran twice\n`,
+	);
+});
+
+test(`History Size: a copy is recognised while fewer than History Size keys came after it (${MIN_HISTORY_SIZE} here), and runs again after`, async () => {
+	const { apiKey, brandId, t } = await published({ options: { historySize: MIN_HISTORY_SIZE } });
+	await t.startTrigger();
+	const first = (await bench.control.createOrder({ brandId })).order.id;
+	await t.waitForRuns(1);
+	const copy = t.runs[0][0][0].json;
+	await t.stopTrigger();
+	// 99 orders more, which the check at the next start records in one run
+	await bench.control.generateOrders({ count: MIN_HISTORY_SIZE - 1, brandId });
+	await shared.advance(60_000);
+	await t.startTrigger('init');
+	await settle(t);
+	expect(caughtUp(t)).toHaveLength(MIN_HISTORY_SIZE - 1);
+	expect(storedHashes(t)).toHaveLength(MIN_HISTORY_SIZE);
+	expect(storedHashes(t)[0]).toBe(processedDataHash(`order:${first}`));
+	await deliverWithSecret(t, copy);
+	await settle(t);
+	expect(t.runs).toHaveLength(2);
+
+	// the 100th key after it: the oldest is dropped, and its copy runs again
+	await deliverWithSecret(t, orderCreated(7777));
+	await settle(t);
+	expect(storedHashes(t)).toHaveLength(MIN_HISTORY_SIZE);
+	expect(storedHashes(t)).not.toContain(processedDataHash(`order:${first}`));
+	await deliverWithSecret(t, copy);
+	await settle(t);
+	expect(t.runs).toHaveLength(4);
+	expect(t.runs[3][0][0].json).toMatchObject({ data: { orderId: first } });
+	expect(apiKey).toBeTruthy();
+});
+
+test('when the store throws, the event runs marked with storageWarning (a copy of it may run again)', async () => {
+	const { t } = await published();
+	jest
+		.spyOn(t.database, 'findProcessedData')
+		.mockRejectedValueOnce(new Error('SQLITE_BUSY: database is locked'));
+	const event = orderCreated(8080);
+	await deliverWithSecret(t, event);
+	await settle(t);
+	expect(t.runs).toHaveLength(1);
+	const [item] = t.runs[0][0];
+	expect(item.json).toMatchObject({ id: event.id, data: { orderId: 8080 } });
+	expect(String(item.json.storageWarning)).toMatch(/SQLITE_BUSY: database is locked/);
+	expect(t.processedData()).toBeUndefined();
+	// the store works again: the copy is the first the store sees, and runs, without the warning
+	await deliverWithSecret(t, event);
+	await settle(t);
+	expect(t.runs).toHaveLength(2);
+	expect(t.runs[1][0][0].json.storageWarning).toBeUndefined();
+});
+
+test('the check runs the orders no delivery brought, once; their late deliveries and redeliveries output nothing', async () => {
+	const { brandId, t, endpoint } = await published();
 	await t.startTrigger();
 	await settle(t);
-	// the first check reads nothing: older orders were never this workflow's to run
-	expect(t.runs).toHaveLength(0);
+	expect(t.executions).toHaveLength(0);
 	await t.stopTrigger();
-	const [endpoint] = await bench.endpointsOf(userId);
 	await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/n8n-is-down');
 	const missed = [
 		(await bench.control.createOrder({ brandId })).order.id,
@@ -53,9 +331,13 @@ test('the check at the start runs the orders created while n8n was down, once; t
 	await t.startTrigger('init');
 	await settle(t);
 	expect(caughtUp(t)).toEqual(missed);
-	await bench.control.advanceClockMs(6 * 60_000);
+	await shared.advance(2 * 60_000);
 	await settle(t);
-	await t.stopTrigger();
+	for (const delivery of await bench.control.deliveries(endpoint.id))
+		if (delivery.event.type === 'order.created') await bench.control.redeliver(delivery.id);
+	await settle(t);
 	expect(caughtUp(t)).toEqual(missed);
 	expect(t.runs).toHaveLength(1);
+	// the check, two late deliveries, two redeliveries
+	expect(t.executions).toHaveLength(5);
 });
