@@ -4,18 +4,18 @@
  * own advice for a gap: list the orders with a start date covering it.
  *
  * n8n runs the check: trigger() emits one check item when the workflow starts (n8n starts, or the
- * workflow is published) and, with the option Check Every 5 Minutes on, one on n8n's cron. The item
- * names the window to read (`since`, `until`); the check's run reads the orders in it in execute()
- * (`caughtUpOrders`), and each order goes through the same store as every delivery (once.ts): an order
- * that ran, by its event or an earlier check, outputs nothing, and its late event outputs nothing too.
- * A check whose read failed is a failed execution, which n8n can retry with the same window.
+ * workflow is published) and, with the option Check Every 5 Minutes on, one on n8n's cron. The check's
+ * run reads the orders in its execute() (`caughtUpOrders`), and each order goes through the same store
+ * as every delivery (once.ts): an order that ran, by its event or an earlier check, outputs nothing,
+ * and its late event outputs nothing too.
  *
- * How far it has caught up: `checkedUntil` in the static data, the time of the check at the last
- * start, which trigger() writes and n8n saves (with the emit, and after trigger() returns); between
- * starts trigger() remembers its last check itself. A window begins CHECK_MARGIN_MS before the last
- * check, but at most LOOKED_BACK_MS back: the store must still hold the keys of the orders that ran
- * meanwhile (README: History Size of two days). A workflow's first start reads nothing: older orders
- * were never its to run. Runs never write the static data: a queue-mode worker's run gets none.
+ * How far it has caught up is what the store says: every run records the hour it ran in (once.ts
+ * `hour:` marks). A check reads the orders created from CHECK_MARGIN_MS before the newest hour,
+ * before the check's own, in which the workflow ran something: up to then it was receiving its
+ * deliveries. Without a mark in the last LOOKED_BACK_MS it reads that far back. It never reads orders
+ * created before the workflow's first start (`startedAt`, the one thing trigger() keeps in the static
+ * data): they were never its to run. A check whose read fails records no mark, so the next check reads
+ * its window again.
  */
 import type {
 	IDataObject,
@@ -28,16 +28,18 @@ import { normaliseEventTypes } from '../shared/routes';
 import { transportClock } from '../shared/transport/clock';
 import { readAll } from '../shared/transport/pagination';
 import { isoSeconds } from '../shared/transport/queryEncoding';
-import { ORDER_CREATED } from './once';
+import { newestMarkedHour, ORDER_CREATED } from './once';
 
 /** The field of the item trigger() emits for a check: why it checks. */
 export const CHECK_FIELD = 'marketplaceCheck';
 
-/** Orders created this long before the last check are read again (their deliveries may have been under way). */
+/** Orders created this long before the newest marked hour are read too (their deliveries may have been under way). */
 export const CHECK_MARGIN_MS = 15 * 60_000;
 
 /** A check reads at most this far back: two days, beyond the service's own 42 hours of re-sending. */
 export const LOOKED_BACK_MS = 48 * 3_600_000;
+
+const HOUR_MS = 3_600_000;
 
 /** n8n's cron expression of the check on an interval: every 5 minutes (the quota is 120 requests a minute per key). */
 export const CHECK_CRON = '0 */5 * * * *';
@@ -54,44 +56,53 @@ export function catchUpApplies(options: CheckOptions, subscribed: string[]): boo
 }
 
 /**
- * trigger() of the node: the check at the start, and one every 5 minutes where the user chose it.
- * Nothing of ours runs after it returns: emit hands each check to n8n, and n8n removes its cron.
+ * trigger() of the node: the check at the start (none at the workflow's first start), and one every
+ * 5 minutes where the user chose it. Nothing of ours runs after it returns: emit hands each check to
+ * n8n, and n8n removes its cron.
  */
 export async function startChecks(ctx: ITriggerFunctions): Promise<ITriggerResponse> {
 	const options = ctx.getNodeParameter('options', {}) as CheckOptions;
 	const subscribed = normaliseEventTypes(ctx.getNodeParameter('eventTypes', []));
 	if (ctx.getMode() === 'manual' || !catchUpApplies(options, subscribed)) return {};
 	const staticData = ctx.getWorkflowStaticData('node');
-	let lastCheck = typeof staticData.checkedUntil === 'number' ? staticData.checkedUntil : undefined;
+	const firstStart = typeof staticData.startedAt !== 'number';
+	// n8n saves it after trigger() returns
+	if (firstStart) staticData.startedAt = transportClock().now();
+	const startedAt = new Date(staticData.startedAt as number).toISOString();
 	const check = (reason: string) => {
-		const now = transportClock().now();
-		if (lastCheck !== undefined) {
-			const since = Math.max(lastCheck - CHECK_MARGIN_MS, now - LOOKED_BACK_MS);
-			const window = { since: new Date(since).toISOString(), until: new Date(now).toISOString() };
-			ctx.emit([[{ json: { [CHECK_FIELD]: reason, ...window } }]]);
-		}
-		lastCheck = now;
+		const until = new Date(transportClock().now()).toISOString();
+		ctx.emit([[{ json: { [CHECK_FIELD]: reason, startedAt, until } }]]);
 	};
-	// n8n saves this with the emit, and after trigger() returns
-	staticData.checkedUntil = transportClock().now();
-	check('start');
+	if (!firstStart) check('start');
 	if (options.checkEveryFiveMinutes === true)
 		ctx.helpers.registerCron({ expression: CHECK_CRON }, () => check('interval'));
 	return {};
 }
 
 /**
- * The check of `window`: the orders created in it, oldest first, each as an order.created item marked
- * `caughtUp`; whether each runs is once.ts's to decide. Throws what the transport throws.
+ * The check an item of trigger() asks for: the orders created in its window, oldest first, each as an
+ * order.created item marked `caughtUp`; whether each runs is once.ts's to decide. Throws what the
+ * transport throws.
  */
 export async function caughtUpOrders(
 	ctx: IExecuteFunctions,
-	window: IDataObject,
+	check: IDataObject,
 	itemIndex: number,
+	historySize: number,
 ): Promise<IDataObject[]> {
-	const since = Date.parse(String(window.since));
-	const until = Date.parse(String(window.until));
-	if (!Number.isFinite(since) || !Number.isFinite(until)) return [];
+	const until = Date.parse(String(check.until));
+	const startedAt = Date.parse(String(check.startedAt));
+	if (!Number.isFinite(until) || !Number.isFinite(startedAt)) return [];
+	// the hours before the check's own: a retry of the check finds the marks it found
+	const hours = Array.from(
+		{ length: LOOKED_BACK_MS / HOUR_MS },
+		(_, back) => (Math.floor(until / HOUR_MS) - 1 - back) * HOUR_MS,
+	);
+	const marked = await newestMarkedHour(ctx, hours, historySize);
+	const since = Math.max(
+		marked === undefined ? until - LOOKED_BACK_MS : marked - CHECK_MARGIN_MS,
+		startedAt,
+	);
 	const orders = await readAll.call(ctx, {
 		route: 'listOrders',
 		query: { startDate: isoSeconds(since) },

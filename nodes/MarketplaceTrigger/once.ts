@@ -6,10 +6,11 @@
  * The store: n8n's deduplication store, this node's row of the `processed_data` table (mode
  * 'entries', the newest History Size keys of all kinds; the oldest go first).
  *
- * | fact                                        | key               | where     | kept for          | written by          | read by   |
- * | ------------------------------------------- | ----------------- | --------- | ----------------- | ------------------- | --------- |
- * | this event ran                              | `event:<id>`      | the store | History Size keys | execute(), published | execute() |
- * | this order ran (its order.created, a check) | `order:<orderId>` | the store | History Size keys | execute(), published | execute() |
+ * | fact                                        | key               | where     | kept for          | written by           | read by         |
+ * | ------------------------------------------- | ----------------- | --------- | ----------------- | -------------------- | --------------- |
+ * | this event ran                              | `event:<id>`      | the store | History Size keys | execute(), published | execute()       |
+ * | this order ran (its order.created, a check) | `order:<orderId>` | the store | History Size keys | execute(), published | execute()       |
+ * | the workflow ran something in this hour     | `hour:<UTC hour>` | the store | History Size keys | execute(), published | the check (catchUp.ts) |
  *
  * So a copy of an event (same webhook-id, or the order.created of an order a check ran) may start an
  * execution, but that execution outputs nothing and no node after the trigger runs. What n8n's store
@@ -50,6 +51,11 @@ export function historySizeOf(ctx: IExecuteFunctions): number {
 	return historySize;
 }
 
+/** The mark that the workflow ran an event or a check in the hour of `nowMs` (UTC). */
+export function hourMark(nowMs: number): string {
+	return `hour:${new Date(nowMs).toISOString().slice(0, 13)}`;
+}
+
 /** The key of one item: its order for an order.created event or a caught-up order, else its event id. */
 export function keyOf(json: IDataObject): string {
 	const orderId = (json.data as IDataObject | undefined)?.orderId;
@@ -78,16 +84,16 @@ async function recordInTurn<T>(ctx: IExecuteFunctions, work: () => Promise<T>): 
 export type Recorded = { fresh: Set<string> } | { error: Error };
 
 /**
- * Records `keys` in n8n's deduplication store and returns the keys that were not there before. A key
- * given twice counts once.
+ * Records `keys`, and the mark of the hour of `nowMs`, in n8n's deduplication store and returns the
+ * keys that were not there before. A key given twice counts once.
  */
 export async function recordOnce(
 	ctx: IExecuteFunctions,
 	keys: string[],
 	historySize: number,
+	nowMs: number,
 ): Promise<Recorded> {
-	const unique = [...new Set(keys)];
-	if (unique.length === 0) return { fresh: new Set() };
+	const unique = [...new Set([...keys, hourMark(nowMs)])];
 	try {
 		const result = await recordInTurn(
 			ctx,
@@ -101,6 +107,26 @@ export async function recordOnce(
 	} catch (error) {
 		return { error: error instanceof Error ? error : new Error(String(error)) };
 	}
+}
+
+/**
+ * The newest of `hours` (Unix ms of hour starts) whose mark is in the store. n8n's helper only looks
+ * by recording, so the marks it did not find are removed again in the same turn; the store keeps
+ * them all meanwhile (a larger maxEntries), so no key of an event is pushed out by the look.
+ */
+export async function newestMarkedHour(
+	ctx: IExecuteFunctions,
+	hours: number[],
+	historySize: number,
+): Promise<number | undefined> {
+	const marks = hours.map(hourMark);
+	const options = { mode: 'entries', maxEntries: historySize + marks.length } as const;
+	const found = await recordInTurn(ctx, async () => {
+		const result = await ctx.helpers.checkProcessedAndRecord(marks, 'node', options);
+		if (result.new.length > 0) await ctx.helpers.removeProcessed(result.new, 'node', options);
+		return new Set(result.processed.map(String));
+	});
+	return hours.find((hour) => found.has(hourMark(hour)));
 }
 
 /**

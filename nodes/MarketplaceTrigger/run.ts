@@ -9,6 +9,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import { transportClock } from '../shared/transport/clock';
 import { caughtUpOrders, CHECK_FIELD } from './catchUp';
 import { historySizeOf, itemsThatRun, keyOf, recordOnce } from './once';
 
@@ -26,7 +27,7 @@ export async function runItems(
 			continue;
 		}
 		try {
-			for (const json of await caughtUpOrders(ctx, item.json, index))
+			for (const json of await caughtUpOrders(ctx, item.json, index, historySize))
 				candidates.push({ json, from: index });
 		} catch (error) {
 			const failure =
@@ -45,6 +46,7 @@ export async function runItems(
 		ctx,
 		candidates.map(({ json }) => keyOf(json)),
 		historySize,
+		transportClock().now(),
 	);
 	if ('error' in recorded)
 		ctx.logger.warn(`Marketplace Trigger could not record its events: ${recorded.error.message}`);
