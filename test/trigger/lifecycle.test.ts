@@ -1,34 +1,51 @@
 /**
- * webhookMethods of the Marketplace Trigger in n8n-core's HookContext, against the sandbox over
- * HTTP: create, checkExists (find by URL, bring in line, re-enable, obtain a secret), delete, the
- * test URL beside the production URL, and the service's refusals as clear messages.
+ * webhookMethods of the Marketplace Trigger (lifecycle.ts) in n8n-core's HookContext, against the
+ * sandbox over HTTP: create, checkExists (find by URL, bring in line, re-enable, obtain a secret by
+ * rotation), delete (only its own endpoint, errors reported), the test URL beside the production
+ * URL, and the service's refusals as messages that say what to do.
  */
-import type { IDataObject } from 'n8n-workflow';
+import { Logger } from '@n8n/backend-common';
+import { Container } from '@n8n/di';
 
-import { KeySet } from '../../nodes/MarketplaceTrigger/keySet';
-import { deliveryKey } from '../../nodes/MarketplaceTrigger/once';
-import { TriggerBench, heldInMemory, recordOf, settledRuns, restart } from './helpers';
+import { TriggerBench, recordOf, settle } from './helpers';
 import { forgetActivationTraffic } from './helpers';
 
 const bench = new TriggerBench();
 beforeAll(async () => await bench.start());
 afterAll(async () => await bench.close());
-afterEach(async () => await bench.closeHarnesses());
+afterEach(async () => {
+	jest.restoreAllMocks();
+	await bench.control.clearFaults();
+	await bench.closeHarnesses();
+});
 
 const DAY = 86_400;
 
-test('activation creates the endpoint with an Idempotency-Key and keeps id and secret; deactivation deletes it', async () => {
+/** Registers an endpoint for `apiKey` at `url` straight with the service (as the Marketplace node or any client would). */
+async function otherEndpoint(apiKey: string, url: string) {
+	const res = await fetch(`${bench.sandbox.baseUrl}/v1/webhook-endpoints`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+		body: JSON.stringify({ url, description: 'not the trigger', eventTypes: ['order.created'] }),
+	});
+	expect(res.status).toBe(201);
+	return ((await res.json()) as { webhookEndpoint: { id: number } }).webhookEndpoint.id;
+}
+
+test('activation creates the endpoint with an Idempotency-Key and keeps id and secret; deactivation deletes it and no other endpoint', async () => {
 	const { userId, apiKey, brandId } = await bench.user();
 	const t = await bench.trigger(apiKey, {
 		eventTypes: ['order.created', 'order.cancelled'],
 		description: 'orders to Slack',
 	});
+	// the user's other endpoint, at another URL: never the trigger's to touch
+	const otherId = await otherEndpoint(apiKey, 'http://127.0.0.1:9/someone-else');
 	const since = await bench.lastSeq();
 
 	expect(await t.checkExists()).toBe(false);
 	await t.create();
 
-	const [endpoint, ...others] = await bench.endpointsOf(userId);
+	const [endpoint, ...others] = (await bench.endpointsOf(userId)).filter((e) => e.id !== otherId);
 	expect(others).toHaveLength(0);
 	expect(endpoint).toMatchObject({
 		url: t.webhookUrl,
@@ -56,10 +73,15 @@ test('activation creates the endpoint with an Idempotency-Key and keeps id and s
 
 	// deactivation
 	expect(await t.delete()).toBe(true);
-	expect(await bench.endpointsOf(userId)).toEqual([]);
+	expect((await bench.endpointsOf(userId)).map((e) => e.id)).toEqual([otherId]);
 	expect(recordOf(t, t.webhookUrl)).toBeUndefined();
 	// deleting again finds nothing to delete and still succeeds
 	expect(await t.delete()).toBe(true);
+	expect((await bench.endpointsOf(userId)).map((e) => e.id)).toEqual([otherId]);
+	const deletes = (await bench.requestsOf(apiKey, since)).filter(
+		(r) => r.route === 'deleteWebhookEndpoint',
+	);
+	expect(deletes.map((r) => r.path)).toEqual([`/v1/webhook-endpoints/${endpoint.id}`]);
 });
 
 test('a second activation with static data lost finds the endpoint by URL instead of creating another, and rotates for a secret', async () => {
@@ -126,8 +148,51 @@ test('changed event types and description are brought in line on activation', as
 		(r) => r.route === 'updateWebhookEndpoint',
 	)!;
 	expect(patch.headers['idempotency-key']).toBeDefined();
-	// nothing else changed, so no rotation: the stored secret is kept
+	expect(JSON.parse(patch.body)).toEqual({
+		eventTypes: ['order.returned', 'brand_health.band_entered'],
+		description: 'returns and health',
+	});
+	// the secret is held, so no rotation: the stored secret is kept
+	const routes = (await bench.requestsOf(apiKey, since)).map((r) => r.route);
+	expect(routes).not.toContain('rotateWebhookEndpointSecret');
 	expect(recordOf(t, t.webhookUrl)?.secret).toBe(endpoint.secret);
+	// nothing to bring in line: no update either
+	const again = await bench.lastSeq();
+	expect(await t.checkExists()).toBe(true);
+	expect((await bench.requestsOf(apiKey, again)).map((r) => r.route)).not.toContain(
+		'updateWebhookEndpoint',
+	);
+});
+
+test('Rotate Signing Secret on Activation: each activation that finds the endpoint rotates once, keeping the previous secret for 24 hours', async () => {
+	const { userId, apiKey } = await bench.user();
+	const t = await bench.trigger(apiKey, { options: { rotateSecretOnActivation: true } });
+	await t.activate();
+	const first = String(recordOf(t, t.webhookUrl)!.secret);
+	for (const round of [1, 2]) {
+		const since = await bench.lastSeq();
+		const before = String(recordOf(t, t.webhookUrl)!.secret);
+		expect(await t.checkExists()).toBe(true);
+		const routes = (await bench.requestsOf(apiKey, since)).map((r) => r.route);
+		expect(routes.filter((r) => r === 'rotateWebhookEndpointSecret')).toHaveLength(1);
+		const [endpoint] = await bench.endpointsOf(userId);
+		expect(recordOf(t, t.webhookUrl)).toMatchObject({
+			endpointId: endpoint.id,
+			secret: endpoint.secret,
+			previousSecret: before,
+		});
+		expect(endpoint.secret).not.toBe(round === 1 ? first : before);
+		const until = Number(recordOf(t, t.webhookUrl)!.previousSecretUntil) - Date.now();
+		expect(until).toBeGreaterThan(23.9 * 3_600_000);
+		expect(until).toBeLessThanOrEqual(24 * 3_600_000);
+	}
+	// off: no rotation
+	t.node.parameters.options = {};
+	const since = await bench.lastSeq();
+	expect(await t.checkExists()).toBe(true);
+	expect((await bench.requestsOf(apiKey, since)).map((r) => r.route)).not.toContain(
+		'rotateWebhookEndpointSecret',
+	);
 });
 
 /** An active trigger whose endpoint the service then disabled: its deliveries failed for over 5 days (virtual clock). */
@@ -146,70 +211,28 @@ async function triggerWhoseEndpointTheServiceDisabled() {
 	return { userId, brandId, t, endpoint, disabled };
 }
 
-test('an endpoint the service Disabled (FailingDeliveries) is re-enabled, with a notice that missed events are not resent', async () => {
+test('an endpoint the service Disabled (FailingDeliveries) is found by URL and re-enabled, with a warning that missed events are not resent; events run again', async () => {
 	const { userId, brandId, t, endpoint } = await triggerWhoseEndpointTheServiceDisabled();
+	const warned = jest.spyOn(Container.get(Logger), 'warn');
 
 	expect(await t.checkExists()).toBe(true);
 	const [enabled, ...none] = await bench.endpointsOf(userId);
 	expect(none).toHaveLength(0);
 	expect(enabled).toMatchObject({ id: endpoint.id, status: 'Enabled', disabledReason: null });
-	const notice = recordOf(t, t.webhookUrl)?.missedEvents as IDataObject;
-	expect(notice).toMatchObject({ disabledReason: 'FailingDeliveries' });
-	expect(notice.message).toMatch(/not resend/);
+	const warnings = warned.mock.calls.map(([message]) => String(message));
+	expect(warnings).toEqual([
+		expect.stringMatching(
+			new RegExp(
+				`webhook endpoint ${endpoint.id} was Disabled by the service .* enabled again\\. Events of that time are not resent`,
+			),
+		),
+	]);
+	await forgetActivationTraffic(t);
 
-	expect(notice.missedUntil).toBe(notice.reEnabledAt);
-	expect(Date.parse(String(notice.missedFrom))).toBe(
-		Date.parse(String(notice.disabledSince)) - (5 * 24 + 42) * 3_600_000,
-	);
-
-	// three events at once: exactly one carries the notice, and it is not saved again
-	await Promise.all([1, 2, 3].map(async () => await bench.control.createOrder({ brandId })));
-	await t.waitForRuns(3);
-	expect(t.runs.filter((run) => run[0][0].json.notice !== undefined)).toHaveLength(1);
-	expect(t.runs.find((run) => run[0][0].json.notice)![0][0].json.notice).toMatchObject({
-		disabledReason: 'FailingDeliveries',
-	});
-	expect(recordOf(t, t.webhookUrl)?.missedEvents).toBeUndefined();
-	// nor after a restart
-	restart(t);
-	await bench.control.createOrder({ brandId });
-	await t.waitForRuns(4);
-	expect(t.runs[3][0][0].json.notice).toBeUndefined();
-});
-
-test("off and on over an endpoint the service Disabled: the new endpoint's first event names the window of missed events", async () => {
-	const { userId, brandId, t, endpoint, disabled } = await triggerWhoseEndpointTheServiceDisabled();
-
-	// the user turns the workflow off (the Disabled endpoint is deleted) and on (a new one is made)
-	await t.delete('update');
-	expect(await bench.endpointsOf(userId)).toHaveLength(0);
-	await t.activate();
-	const [fresh, ...none] = await bench.endpointsOf(userId);
-	expect(none).toHaveLength(0);
-	expect(fresh.id).not.toBe(endpoint.id);
-
-	await bench.control.createOrder({ brandId });
+	// the next event runs, as a plain event: nothing is added to its item
+	const { event } = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);
-	const notice = t.runs[0][0][0].json.notice as IDataObject;
-	expect(notice).toMatchObject({
-		disabledReason: 'FailingDeliveries',
-		disabledSince: disabled.updatedAt,
-	});
-	expect(Date.parse(String(notice.missedFrom))).toBeLessThan(
-		Date.parse(String(disabled.updatedAt)),
-	);
-	expect(notice.message).toMatch(
-		/With Catch Up Missed Orders on and Order Created among the event types, the trigger brings the orders created meanwhile/,
-	);
-	await bench.control.createOrder({ brandId });
-	await t.waitForRuns(2);
-	expect(t.runs[1][0][0].json.notice).toBeUndefined();
-	// a plain off and on (endpoint Enabled) gives no notice
-	await t.delete('update');
-	await t.activate();
-	await bench.control.createOrder({ brandId });
-	await t.waitForRuns(3);
-	expect(t.runs[2][0][0].json.notice).toBeUndefined();
+	expect(t.runs[0][0][0].json).toEqual({ ...event });
 });
 
 test('test URL and production URL each get their own endpoint and record, and clean up only their own', async () => {
@@ -237,28 +260,6 @@ test('test URL and production URL each get their own endpoint and record, and cl
 	expect(recordOf(t, t.webhookUrl)).toBeDefined();
 	await t.delete();
 	expect(await bench.endpointsOf(userId)).toEqual([]);
-});
-
-test('deactivation writes the keys this process holds into the static data it saves, and forgets the endpoint', async () => {
-	const { apiKey, brandId } = await bench.user();
-	const t = await bench.trigger(apiKey);
-	await t.activate();
-	await forgetActivationTraffic(t);
-	const { event } = await bench.control.createOrder({ brandId });
-	await t.waitForRuns(1);
-	await t.settled();
-	const saved = () => KeySet.fromState(((t.staticData.known ?? {}) as IDataObject)[t.webhookUrl]);
-	// saved with the request; then a save of another process drops it
-	expect(saved().has(deliveryKey(String(event.id)), Date.now())).toBe(true);
-	const kept = { ...t.staticData };
-	delete kept.known;
-	delete kept.deliveredOrders;
-	t.staticData = kept;
-	expect(heldInMemory(t, t.webhookUrl)).toBeGreaterThanOrEqual(1);
-	expect(await t.delete()).toBe(true);
-	expect(saved().has(deliveryKey(String(event.id)), Date.now())).toBe(true);
-	expect(((t.staticData.deliveredOrders ?? {}) as IDataObject)[t.webhookUrl]).toBeDefined();
-	expect(heldInMemory(t, t.webhookUrl)).toBe(0);
 });
 
 test('a failing delete is reported, not swallowed, and keeps the record for the next try', async () => {
@@ -301,7 +302,9 @@ test('the 10-endpoint limit gives a message that says how to free one', async ()
 	expect(error?.description).toMatch(/deactivate another workflow/);
 	expect(error?.description).toContain('http://127.0.0.1:9/other-0');
 	expect(await bench.endpointsOf(userId)).toHaveLength(10);
-	expect(await settledRuns(t, 0)).toBe(0);
+	expect(recordOf(t, t.webhookUrl)).toBeUndefined();
+	await settle(t);
+	expect(t.executions).toEqual([]);
 });
 
 describe('without loopback delivery (the service as it is)', () => {
