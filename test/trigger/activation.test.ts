@@ -7,9 +7,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { Logger } from '@n8n/backend-common';
+import { Container } from '@n8n/di';
+
 import { judgeDelivery } from '../../nodes/MarketplaceTrigger/reachability';
-import { isActivationProbe } from '../../nodes/MarketplaceTrigger/receive';
-import { TriggerBench, recordOf } from './helpers';
+import { TriggerBench, recordOf, settle, signedHeaders } from './helpers';
 
 const bench = new TriggerBench();
 const slowBench = new TriggerBench({ allowHttpLoopback: true, deliveryTimeoutMs: 400 });
@@ -37,14 +39,17 @@ afterAll(async () => {
 	await Promise.all([bench.close(), slowBench.close()]);
 });
 afterEach(async () => {
+	jest.restoreAllMocks();
 	await bench.control.clearFaults();
 	await bench.closeHarnesses();
 	await slowBench.closeHarnesses();
 });
 
-test('reached: the test delivery made inside create() is answered 401 by the trigger (no secret saved yet); activation succeeds and runs nothing', async () => {
+test('reached: the test delivery made inside create() is answered 401 by the trigger (no secret saved yet); activation succeeds, runs nothing and logs no refusal', async () => {
 	const { userId, apiKey, brandId } = await bench.user();
 	const t = await bench.trigger(apiKey);
+	const warned = jest.spyOn(Container.get(Logger), 'warn');
+	const informed = jest.spyOn(Container.get(Logger), 'info');
 	await t.activate();
 	const [endpoint] = await bench.endpointsOf(userId);
 	const tests = (await bench.control.deliveries(endpoint.id)).filter((d) => d.kind === 'test');
@@ -57,21 +62,30 @@ test('reached: the test delivery made inside create() is answered 401 by the tri
 	expect(t.responses.map((r) => [r.status, (r.body as { reason?: string }).reason])).toEqual([
 		[401, 'no-secret'],
 	]);
-	expect(t.runs).toHaveLength(0);
-	// the route's refusal is the activation's own test: the predicate the refusal counter uses says so
-	expect(isActivationProbe(t.requests[0].rawBody, 'no-secret')).toBe(true);
-	expect(isActivationProbe(t.requests[0].rawBody, 'signature-mismatch')).toBe(false);
-	expect(
-		isActivationProbe(
-			Buffer.from(JSON.stringify({ id: 'e', type: 'order.created', createdAt: 'x', data: {} })),
-			'no-secret',
-		),
-	).toBe(false);
+	await settle(t);
+	expect(t.executions).toHaveLength(0);
 	expect(recordOf(t, t.webhookUrl)).toMatchObject({ endpointId: endpoint.id });
-	// and it is not reported as a refused delivery on the next event's item
-	await bench.control.createOrder({ brandId });
+	// the activation's own test is expected, not a refusal worth a warning; the check's success is logged
+	expect(warned.mock.calls.map(([m]) => String(m))).toEqual([]);
+	expect(informed.mock.calls.map(([m]) => String(m))).toContainEqual(
+		`Marketplace Trigger: the service reached ${t.webhookUrl} (test delivery answered 401)`,
+	);
+	// control: an event with no secret held (not the activation's test) is logged
+	const event = { id: 'evt_x', type: 'order.created', createdAt: 'x', data: { orderId: 1 } };
+	const saved = t.staticData;
+	t.staticData = {};
+	const stranger = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+	expect((await t.deliver(JSON.stringify(event), signedHeaders(event, [stranger]))).status).toBe(
+		401,
+	);
+	expect(warned.mock.calls.map(([m]) => String(m))).toEqual([
+		expect.stringMatching(/^Marketplace Trigger refused a delivery \(401\): No signing secret/),
+	]);
+	t.staticData = saved;
+	// the next event's item is the event, nothing added
+	const { event: created } = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);
-	expect(t.runs[0][0][0].json).not.toHaveProperty('refusedDeliveries');
+	expect(t.runs[0][0][0].json).toEqual({ ...created });
 });
 
 test.each(['checkExists', 'create'] as const)(
@@ -96,7 +110,10 @@ test('reached on checkExists: an endpoint found at the URL whose secret n8n hold
 		.filter((d) => d.kind === 'test')
 		.map((d) => d.responseStatusCode);
 	expect(codes.sort()).toEqual([200, 401]);
-	expect(t.runs).toHaveLength(0);
+	await settle(t);
+	// the 2xx went to a webhook.test on the production URL: ignored, no execution
+	expect(t.responses.at(-1)).toMatchObject({ status: 200, body: { ignored: 'test-event' } });
+	expect(t.executions).toHaveLength(0);
 });
 
 async function failedActivation(b: TriggerBench, webhookBaseUrl: string) {
