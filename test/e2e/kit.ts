@@ -1,6 +1,7 @@
 /**
  * Small helpers of the end-to-end suite: waiting, reading executions, timing steps.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
@@ -39,6 +40,63 @@ export function nodeOutput(execution: { data?: Json }, nodeName: string, outputI
 	if (!Array.isArray(runs) || runs.length === 0) return [];
 	const items = runs[0]?.data?.main?.[outputIndex] ?? [];
 	return (items as Array<{ json: unknown }>).map((i) => i.json);
+}
+
+/**
+ * Finished executions of a trigger workflow split by whether the trigger node (`nodeName`) output
+ * anything. Only those with output are runs: a copy of an event that already ran, and a catch-up check
+ * that found nothing to catch up, start an execution whose trigger outputs nothing and after which no
+ * node runs. Those are counted apart (`empty`) and reported, never as runs.
+ */
+export function splitRuns<T extends { data?: Json; stoppedAt?: unknown; mode?: unknown }>(
+	executions: T[],
+	nodeName: string,
+): { runs: T[]; empty: T[] } {
+	const ended = executions
+		.filter((e) => e.stoppedAt && e.data?.resultData !== undefined)
+		.sort((a, b) => Number((a as { id?: unknown }).id) - Number((b as { id?: unknown }).id));
+	return {
+		runs: ended.filter((e) => nodeOutput(e, nodeName).length > 0),
+		empty: ended.filter((e) => nodeOutput(e, nodeName).length === 0),
+	};
+}
+
+/** How many executions with no output, by mode (`webhook`: copies of events; `trigger`: checks), for the log. */
+export function describeEmpty(empty: Array<{ mode?: unknown; status?: unknown }>): string {
+	const byMode = new Map<string, number>();
+	for (const e of empty) {
+		const key = `${String(e.mode)}${e.status === 'success' ? '' : ` ${String(e.status)}`}`;
+		byMode.set(key, (byMode.get(key) ?? 0) + 1);
+	}
+	return `${empty.length} (${[...byMode].map(([k, n]) => `${k}: ${n}`).join(', ') || 'none'})`;
+}
+
+/**
+ * Webhook Endpoint > Test, as the Marketplace node sends it: one webhook.test delivery to the endpoint,
+ * attempted once; returns the service's delivery record.
+ */
+export async function testDelivery(sandbox: SandboxHandle, endpointId: number): Promise<Json> {
+	const res = await fetch(`${sandbox.baseUrl}/v1/webhook-endpoints/${endpointId}/test`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${sandbox.demoApiKey}`, 'idempotency-key': randomUUID() },
+	});
+	if (res.status >= 300) throw new Error(`test delivery: HTTP ${res.status} ${await res.text()}`);
+	return (await res.json()) as Json;
+}
+
+/**
+ * "Listen for test event" has registered its test endpoint (`/webhook-test/<webhookId>/`): asks the
+ * service for a test delivery to it (Webhook Endpoint > Test); returns the endpoint's id.
+ */
+export async function testDeliveryWhileListening(
+	sandbox: SandboxHandle,
+	webhookId: string,
+): Promise<number> {
+	const endpoint = await waitFor('the test endpoint of the listening', async () =>
+		(await sandbox.control.endpoints()).find((e) => e.url.includes(`/webhook-test/${webhookId}/`)),
+	);
+	await testDelivery(sandbox, endpoint.id);
+	return endpoint.id;
 }
 
 /** Every finished execution of a workflow, with data, oldest first. */
@@ -98,11 +156,16 @@ export async function ordersWhileDown(sandbox: SandboxHandle, brandId: number, c
 			createdAt: String(order.createdAt),
 		});
 	}
+	// each event's deliveries (one per endpoint) have made their first attempt
 	const firstAttempts = await waitFor('the first attempts', async () => {
-		const attempts = (await sandbox.control.deliveries())
-			.filter((d) => missed.some((m) => m.eventId === d.eventId))
-			.map((d) => d.attemptLog[0]);
-		return attempts.length === missed.length && attempts.every(Boolean) ? attempts : undefined;
+		const deliveries = (await sandbox.control.deliveries()).filter((d) =>
+			missed.some((m) => m.eventId === d.eventId),
+		);
+		const attempts = deliveries.map((d) => d.attemptLog[0]);
+		return missed.every((m) => deliveries.some((d) => d.eventId === m.eventId)) &&
+			attempts.every(Boolean)
+			? attempts
+			: undefined;
 	});
 	return { missed, firstAttempts };
 }
