@@ -1,6 +1,6 @@
 /**
  * The sample item a builder gets from "Listen for test event" (n8n's test URL, mode 'manual'): the
- * delivery side. The webhook.test delivery that listening.ts asked the service for arrives verified
+ * delivery side. The webhook.test delivery the user sent (Webhook Endpoint > Test) arrives verified
  * on the test URL; `sampleItems` gives its run one item shaped like the items of the first
  * subscribed event type, from the newest real record (the newest order; a brand's health), else
  * synthetic, marked `sample: true`. Production deliveries (mode 'webhook') never get a sample.
