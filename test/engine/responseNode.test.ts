@@ -66,6 +66,7 @@ const testNode: INodeType = {
 		const fresh = items.filter((item) => checked.new.includes(String(item.json.id)));
 		const first = (items[0]?.json ?? {}) as IDataObject;
 		if (first.writeStatic) this.getWorkflowStaticData('node').written = true;
+		if (typeof first.holdMs === 'number') await sleep(first.holdMs);
 		if (this.getMode() !== 'trigger' && !first.silent) {
 			const answer = {
 				accepted: fresh.map((item) => item.json.id),
@@ -171,19 +172,39 @@ describe('responseMode responseNode', () => {
 		expect(res.headers['x-answered-by']).toBeUndefined();
 	});
 
-	test('static data written inside a webhook run is flagged and not saved; in a manual run it is dropped', async () => {
+	test('static data written inside a webhook run is saved after the run (hookFunctionsSave), whole, over what was saved meanwhile; in a manual run it is dropped', async () => {
 		const h = await harness();
 		await h.deliver({ id: 'w', writeStatic: true });
 		await h.settled();
 		expect(h.executions[0].staticDataChanged).toBe(true);
-		expect(h.errors).toHaveLength(1);
-		expect(h.errors[0].message).toMatch(/changed the workflow's static data/);
-		expect(h.staticData.written).toBeUndefined();
+		expect(h.errors).toEqual([]);
+		expect(h.staticData).toEqual({ requests: 1, written: true });
 
-		await h.deliver({ id: 'm', writeStatic: true }, {}, { test: true });
+		// a run that writes nothing saves nothing: what another process saved meanwhile stays
+		h.staticData = { requests: 1, written: true, other: 'saved meanwhile' };
+		await h.deliver({ id: 'r' });
 		await h.settled();
 		expect(h.executions[1].staticDataChanged).toBe(false);
-		expect(h.errors).toHaveLength(1);
+		expect(h.staticData).toEqual({ requests: 2, written: true, other: 'saved meanwhile' });
+
+		// a run that writes saves the copy it loaded at its start, over a save made during the run
+		h.staticData = { requests: 2 };
+		const answered = h.deliver({ id: 'x', writeStatic: true, holdMs: 150 });
+		await sleep(50);
+		expect(h.executions).toHaveLength(3);
+		h.staticData = { requests: 99, other: 'saved during the run' };
+		await answered;
+		await h.settled();
+		expect(h.executions[2].staticDataChanged).toBe(true);
+		expect(h.staticData).toEqual({ requests: 3, written: true });
+
+		// manual: webhook()'s own write is saved before the run (it answered itself), the run's is not
+		h.staticData = { requests: 5 };
+		await h.deliver({ id: 'm', writeStatic: true }, {}, { test: true });
+		await h.settled();
+		expect(h.executions[3]).toMatchObject({ mode: 'manual', staticDataChanged: false });
+		expect(h.staticData).toEqual({ requests: 6 });
+		expect(h.errors).toEqual([]);
 	});
 });
 
