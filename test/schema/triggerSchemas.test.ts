@@ -1,24 +1,30 @@
 /**
- * The triggers' output schemas cannot drift from their items: the Marketplace Trigger (events with and
- * without Fetch Current State and Include Headers, a brand health event, the item after refusals, a
- * catch-up run with its notice) and the Marketplace Polling Trigger (a new order, a status change, its sample) run
- * in n8n-core's engine against the sandbox, and every item must validate against the committed file;
- * every field a schema lists must turn up. n8n-core's resolver must find each file where n8n looks.
+ * The triggers' output schemas cannot drift from their items: the Marketplace Trigger (order events
+ * with Fetch Current State and Include Headers, a gone order's currentError, brand health events, a
+ * webhook.test with Emit Test Events, an order a check caught up, a sample of "Listen for test event",
+ * an item whose key n8n could not record) and the Marketplace Polling Trigger (a new order, a status
+ * change, its sample) run in n8n-core's engine against the sandbox, and every item must validate
+ * against the committed file; every field a schema lists must turn up. n8n-core's resolver must find
+ * each file where n8n looks.
  *
  * Run: .ci/with-node24 npx jest test/schema/triggerSchemas.test.ts
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { resolveOutputSchemaPath } from 'n8n-core';
+import { DataDeduplicationService, resolveOutputSchemaPath } from 'n8n-core';
 import type { IDataObject } from 'n8n-workflow';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplacePollingTrigger } from '../../nodes/MarketplacePollingTrigger/MarketplacePollingTrigger.node';
-import { parseSecret, signWebhook } from '../../nodes/shared/webhookVerifier';
 import { createPollHarness } from '../engine/harness';
-import { transportClock } from '../../nodes/shared/transport/clock';
-import { outageOf, recordOf, SharedClock, startAgain, TriggerBench } from '../trigger/helpers';
+import {
+	forgetActivationTraffic,
+	settle,
+	SharedClock,
+	TriggerBench,
+	type TriggerHarness,
+} from '../trigger/helpers';
 import { schemaValidator, serialize, type JsonSchema } from './outputSchemas';
 import {
 	TRIGGER_SCHEMA_FILES,
@@ -75,47 +81,60 @@ test('the committed files equal the source, and n8n-core finds each where n8n lo
 	}
 });
 
-test('Marketplace Trigger: every item validates', async () => {
+/** Every field of a schema, with those of its object fields as `field.inner`. */
+function fieldsOf(schema: JsonSchema): string[] {
+	const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+	return Object.entries(properties).flatMap(([name, inner]) => [
+		name,
+		...Object.keys((inner.properties ?? {}) as Record<string, JsonSchema>).map(
+			(field) => `${name}.${field}`,
+		),
+	]);
+}
+
+/** Webhook Endpoint > Test, as the Marketplace node sends it. */
+async function sendTest(apiKey: string, endpointId: number): Promise<void> {
+	const res = await fetch(`${bench.sandbox.baseUrl}/v1/webhook-endpoints/${endpointId}/test`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': crypto.randomUUID() },
+	});
+	expect(res.status).toBe(200);
+}
+
+const items = (t: TriggerHarness) => t.runs.flatMap((run) => run[0].map((i) => i.json));
+
+test('Marketplace Trigger: every item validates, and every field the schema lists turns up', async () => {
+	const file = 'MarketplaceTrigger/__schema__/v2.0.0.json';
+	expect(existsSync(triggerSchemaPath(file))).toBe(true);
 	shared.install();
 	try {
-		const file = 'MarketplaceTrigger/__schema__/v2.0.0.json';
-		expect(existsSync(triggerSchemaPath(file))).toBe(true);
-		// a catch-up run: the missed orders (caughtUp, notice), then a delivered event
-		const { t, brandId } = await outageOf(bench, shared, {
-			options: { catchUpMissedOrders: true, fetchCurrentState: true, includeHeaders: true },
-		});
-		t.node.parameters.eventTypes = [
-			'order.created',
-			'brand_health.band_entered',
-			'brand_health.band_exited',
-		];
-		expect(await startAgain(t, shared)).toBe(true);
+		await shared.advance(60_000);
+		const { apiKey, brandId, userId } = await bench.user();
+		const parameters = {
+			eventTypes: ['order.created', 'brand_health.band_entered', 'brand_health.band_exited'],
+			options: { fetchCurrentState: true, includeHeaders: true, emitTestEvents: true },
+		};
+
+		// an order a check caught up (its event never came: this trigger has no endpoint)
+		const checker = await bench.trigger(apiKey, parameters);
+		await checker.startTrigger();
+		await checker.stopTrigger();
+		await shared.advance(60_000);
+		const missed = (await bench.control.createOrder({ brandId })).order;
+		await shared.advance(60_000);
+		await checker.startTrigger('init');
+		await settle(checker);
+		expect(items(checker)).toEqual([
+			expect.objectContaining({ caughtUp: true, data: { brandId, orderId: missed.id } }),
+		]);
+
+		// published: an order event, brand health events, a gone order, a webhook.test
+		const t = await bench.trigger(apiKey, parameters);
+		await t.activate();
+		await forgetActivationTraffic(t);
+		const [endpoint] = await bench.endpointsOf(userId);
 		await bench.control.createOrder({ brandId });
-		await t.waitForRuns(3);
-		// a refused delivery, then an event that carries the count
-		const secret = String(recordOf(t, t.webhookUrl)!.secret);
-		const body = JSON.stringify({
-			id: 'evt_schema_refused',
-			type: 'order.created',
-			createdAt: new Date(transportClock().now()).toISOString(),
-			data: { brandId, orderId: 1 },
-		});
-		const timestamp = Math.floor(transportClock().now() / 1000);
-		const refused = await t.deliver(`${body} `, {
-			'content-type': 'application/json',
-			'webhook-id': 'evt_schema_refused',
-			'webhook-timestamp': String(timestamp),
-			'webhook-signature': signWebhook(
-				'evt_schema_refused',
-				timestamp,
-				Buffer.from(body),
-				parseSecret(secret),
-			),
-		});
-		expect(refused.status).toBe(401);
-		await bench.control.createOrder({ brandId });
-		await t.waitForRuns(4);
-		// brand health events, and an order that is gone (currentError)
+		await t.waitForRuns(1);
 		let band = await bench.control.setBand(brandId, {
 			dimension: 'DeliveryPerformance',
 			band: 'Critical',
@@ -125,29 +144,45 @@ test('Marketplace Trigger: every item validates', async () => {
 				dimension: 'DeliveryPerformance',
 				band: 'Excellent',
 			});
+
+		await t.waitForRuns(1 + band.events.length);
+		await bench.control.emitEvent({
+			type: 'order.created',
+			data: { brandId, orderId: 987_654 },
+			endpointIds: [endpoint.id],
+		});
+		await t.waitForRuns(2 + band.events.length);
+		await sendTest(apiKey, endpoint.id);
+		await t.waitForRuns(3 + band.events.length);
+		// n8n's store fails for one run: the item runs with storageWarning
+		jest
+			.spyOn(DataDeduplicationService.getInstance(), 'checkProcessedAndRecord')
+			.mockRejectedValueOnce(new Error('database is locked'));
+		await bench.control.createOrder({ brandId });
 		await t.waitForRuns(4 + band.events.length);
-		check(
-			file,
-			t.runs.flatMap((run) => run[0].map((i) => i.json)),
-		);
+		jest.restoreAllMocks();
+
+		const published = items(t);
+
+		// listening: a sample after Webhook Endpoint > Test to the test URL
+		await t.activate('manual');
+		await forgetActivationTraffic(t);
+		const listening = (await bench.endpointsOf(userId)).find((e) => e.url === t.testWebhookUrl)!;
+		await sendTest(apiKey, listening.id);
+		await t.waitForRuns(1);
+
+		expect(items(t)).toEqual([expect.objectContaining({ sample: true })]);
+		expect(published.filter((json) => json.storageWarning !== undefined)).toHaveLength(1);
+		check(file, [...items(checker), ...published, ...items(t)]);
 	} finally {
+		jest.restoreAllMocks();
 		shared.uninstall();
 	}
-	const fields = seen.get('MarketplaceTrigger/__schema__/v2.0.0.json')!;
-	for (const field of [
-		'caughtUp',
-		'catchUpWindow',
-		'notice',
-		'notice.caughtUpOrders',
-		'refusedDeliveries',
-		'current',
-		'headers',
-		'data.orderId',
-		'data.dimension',
-		'data.band',
-	]) {
+	const fields = seen.get(file)!;
+	const listed = fieldsOf(readTriggerSchema(file));
+	expect(listed).toEqual(expect.arrayContaining(['caughtUp', 'sample', 'storageWarning']));
+	for (const field of listed)
 		expect({ field, seen: fields.has(field) }).toEqual({ field, seen: true });
-	}
 });
 
 test('Marketplace Polling Trigger: a new order, a status change and the Fetch Test Event sample validate', async () => {

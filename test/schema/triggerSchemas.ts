@@ -37,36 +37,6 @@ const ORDER_FIELDS: Record<string, JsonSchema> = {
 	updatedAt: timestamp('When the order last changed'),
 };
 
-const NOTICE = open(
-	'Once, after the service had disabled the endpoint (5 days without a successful delivery): the window in which events may be missing, because the service does not resend them',
-	{
-		missedFrom: {
-			type: ['string', 'null'],
-			description: 'Events created from about here may be missing (date and time, UTC)',
-		},
-		missedUntil: timestamp('Until here'),
-		disabledSince: {
-			type: ['string', 'null'],
-			description: 'About when the service disabled the endpoint',
-		},
-		disabledReason: {
-			type: ['string', 'null'],
-			description: 'Why: FailingDeliveries, or empty when a user disabled it',
-		},
-		worksAgainAt: text("When the endpoint worked again, by the service's clock"),
-		caughtUpOrders: {
-			type: 'integer',
-			description: 'With Catch Up Missed Orders: how many missed orders this run brought',
-		},
-		catchUp: text(
-			'With Catch Up Missed Orders, why nothing was caught up here, e.g. another n8n process did it',
-		),
-		catchUpError: text('With Catch Up Missed Orders, why the missed orders could not be read'),
-		message: text('What happened and what to do, in words'),
-	},
-	['missedUntil', 'message'],
-);
-
 export const MARKETPLACE_TRIGGER_SCHEMA: JsonSchema = {
 	$schema: 'http://json-schema.org/draft-07/schema#',
 	...open(
@@ -92,27 +62,19 @@ export const MARKETPLACE_TRIGGER_SCHEMA: JsonSchema = {
 			caughtUp: {
 				type: 'boolean',
 				const: true,
-				description: 'Only on an order brought by Catch Up Missed Orders: its event never came',
+				description:
+					'Only on an order brought by Catch Up Missed Orders: its Order Created event had not run',
 			},
-			catchUpWindow: open(
-				"Only on an order brought by Catch Up Missed Orders: the orders created in this window (the service's clock) were read",
-				{ from: timestamp('From here'), to: timestamp('Until here') },
-				['from', 'to'],
+			sample: {
+				type: 'boolean',
+				const: true,
+				description:
+					'Only on the item of "Listen for test event" after a Webhook Endpoint > Test: a sample made from a real record (or made up), not an event',
+			},
+			sampleSource: text(
+				'Only on a sample: what it was made from (newest-order, brand-health or synthetic)',
 			),
-			notice: NOTICE,
-			refusedDeliveries: open(
-				'Deliveries refused (401) since the last event, in this n8n process: how many, and the last reason',
-				{
-					count: { type: 'integer', description: 'How many were refused' },
-					since: timestamp('The first of them'),
-					lastAt: timestamp('The last of them'),
-					lastReason: text(
-						'Why the last was refused, e.g. signature-mismatch or timestamp-too-old',
-					),
-					lastMessage: text('What was seen and what to check'),
-				},
-				['count', 'since', 'lastAt', 'lastReason', 'lastMessage'],
-			),
+			sampleNote: text('Only on a sample: what it is, in words'),
 			storageWarning: text(
 				"Only where n8n's deduplication store could not be used: what failed, and that a copy of this event may run again",
 			),
