@@ -189,9 +189,10 @@ describe('responseMode responseNode', () => {
 
 		// a run that writes saves the copy it loaded at its start, over a save made during the run
 		h.staticData = { requests: 2 };
-		const answered = h.deliver({ id: 'x', writeStatic: true, holdMs: 150 });
-		await sleep(50);
-		expect(h.executions).toHaveLength(3);
+		const answered = h.deliver({ id: 'x', writeStatic: true, holdMs: 300 });
+		// the run loaded its copy as it was recorded (one tick); it holds 300 ms
+		while (h.executions.length < 3) await sleep(5);
+		expect(h.executions[2].output).toBeNull();
 		h.staticData = { requests: 99, other: 'saved during the run' };
 		await answered;
 		await h.settled();
