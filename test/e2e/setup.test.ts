@@ -1,8 +1,10 @@
 /**
  * Setting up the Marketplace Trigger in a real n8n 2.41.1, against the sandbox:
- * - "Listen for test event" (POST /rest/workflows/{id}/run with triggerToStartFrom) yields the sample
- *   item within seconds, with no order created, through a real test delivery to the test URL;
- * - activation that the sandbox can reach runs nothing (the check's own test delivery starts no run);
+ * - "Listen for test event" (POST /rest/workflows/{id}/run with triggerToStartFrom) waits; a Webhook
+ *   Endpoint > Test delivery to its test URL yields the sample item (the newest order) within seconds,
+ *   with no order created;
+ * - activation that the sandbox can reach starts no execution: neither its reachability check's test
+ *   delivery nor trigger() (the first publication emits no check);
  * - activation with N8N_WEBHOOK_URL pointing where nothing listens fails, and n8n's publication
  *   status shows the trigger's message (the URL, what the service saw, what to check).
  *
@@ -10,7 +12,7 @@
  */
 import { bootBench, triggerWorkflow, type Bench } from '../bench/n8nBench';
 import { freePort, type N8nHandle } from './n8n';
-import { nodeOutput, waitFor } from './kit';
+import { nodeOutput, testDeliveryWhileListening, waitFor } from './kit';
 import type { Json } from '../json';
 
 const WEBHOOK_ID = '7d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
@@ -38,16 +40,20 @@ describe('reachable n8n', () => {
 		await b?.sandbox.close();
 	});
 
-	test('Listen for test event yields the sample (newest order, Fetch Current State) within seconds, with no order created', async () => {
+	test('Listen for test event waits; a test delivery to its URL yields the sample (newest order, Fetch Current State) within seconds, with no order created', async () => {
 		const id = 'setupSample00001';
 		await workflowOf(b, id, {
 			eventTypes: ['order.created'],
 			options: { fetchCurrentState: true },
 		});
 		const ordersBefore = ((await b.sandbox.control.state('orders')) as unknown[]).length;
-		const started = Date.now();
 		const answer = await b.n8n.startManualRun(id, 'Order Created');
 		expect(answer.waitingForWebhook).toBe(true);
+		// listening alone gets no sample
+		await new Promise((r) => setTimeout(r, 3000));
+		expect(await executionsOf(b, id)).toEqual([]);
+		const started = Date.now();
+		const testEndpoint = await testDeliveryWhileListening(b.sandbox, WEBHOOK_ID);
 		const execution = await waitFor(
 			'the sample run',
 			async () => (await executionsOf(b, id)).find((e) => e.status === 'success'),
@@ -81,7 +87,12 @@ describe('reachable n8n', () => {
 		expect(nodeOutput(execution as { data?: Json }, 'Done')).toHaveLength(1);
 		expect(((await b.sandbox.control.state('orders')) as unknown[]).length).toBe(ordersBefore);
 		expect(ms).toBeLessThan(10_000);
-		console.log(`sample run ${ms} ms after Listen for test event`);
+		console.log(`sample run ${ms} ms after the test delivery was asked for`);
+		// the reachability check's test delivery (no secret yet: 401), then the one asked for, answered 200
+		const tests = (await b.sandbox.control.deliveries(testEndpoint)).filter(
+			(d) => d.kind === 'test',
+		);
+		expect(tests.map((d) => d.responseStatusCode)).toEqual([401, 200]);
 		// the test endpoint is removed afterwards
 		await waitFor(
 			'the test endpoint removed',
@@ -93,7 +104,7 @@ describe('reachable n8n', () => {
 		);
 	}, 60_000);
 
-	test('activation the sandbox can reach succeeds and runs nothing', async () => {
+	test('activation the sandbox can reach succeeds and starts no execution', async () => {
 		const id = 'setupActive00001';
 		await workflowOf(b, id, { eventTypes: ['order.created'] });
 		await b.api.activateWorkflow(id);
@@ -106,20 +117,25 @@ describe('reachable n8n', () => {
 		);
 		expect(tests.map((d) => d.responseStatusCode)).toEqual([401]);
 		await new Promise((r) => setTimeout(r, 1500));
+		// no execution: the first publication emits no check (it reads nothing: it starts the record)
 		expect(await executionsOf(b, id)).toEqual([]);
-		// a real order still runs once, with no refused delivery reported
-		await b.sandbox.control.createOrder({ brandId: BRAND });
+		// a real order runs once
+		const { order } = await b.sandbox.control.createOrder({ brandId: BRAND });
 		const execution = await waitFor(
 			'the order run',
-			async () => (await executionsOf(b, id)).find((e) => e.status === 'success'),
+			async () =>
+				(await executionsOf(b, id)).find(
+					(e) =>
+						e.status === 'success' && nodeOutput(e as { data?: Json }, 'Order Created').length > 0,
+				),
 			20_000,
 			200,
 		);
 		const [item] = nodeOutput(execution as { data?: Json }, 'Order Created') as Array<
 			Record<string, Json>
 		>;
+		expect(item).toMatchObject({ type: 'order.created', data: { orderId: order.id } });
 		expect(item.sample).toBeUndefined();
-		expect(item.refusedDeliveries).toBeUndefined();
 		await b.api.deactivateWorkflow(id);
 	}, 60_000);
 });
