@@ -144,9 +144,10 @@ export async function checkEndpointExists(ctx: IHookFunctions): Promise<boolean>
 		);
 	}
 
-	await checkReachability(ctx, endpoint.id, url);
+	const probe = await checkReachability(ctx, endpoint.id, url);
 	const held = stored?.endpointId === endpoint.id ? stored : undefined;
-	if (!held || options.rotateSecretOnActivation === true) {
+	// 401 to the test delivery while a secret is held: it was rotated elsewhere, so it is replaced
+	if (!held || options.rotateSecretOnActivation === true || probe.httpStatus === 401) {
 		const secret = await rotateSecret(ctx, endpoint.id, LIFECYCLE_TRANSPORT);
 		writeRecord(staticData, url, withNewSecret(held, endpoint.id, secret, transportClock().now()));
 	}

@@ -331,45 +331,41 @@ describe('without loopback delivery (the service as it is)', () => {
 	});
 });
 
-// BUG (lifecycle.ts checkEndpointExists): a secret rotated outside the trigger (Webhook Endpoint >
-// Rotate Secret) leaves the trigger holding the old one; after the service's 24 h overlap every
-// delivery is refused 401, and publishing again does not help: the activation's test delivery is
-// answered 401 too, which reachability.ts counts as "reached", and a held secret is never replaced.
-test.failing(
-	'a secret rotated outside the trigger, after the 24 h overlap: publishing again obtains a secret the deliveries verify with',
-	async () => {
-		const shared = new SharedClock(bench);
-		shared.install();
-		try {
-			const { userId, apiKey, brandId } = await bench.user();
-			const t = await bench.trigger(apiKey);
-			await t.activate();
-			const [endpoint] = await bench.endpointsOf(userId);
-			const rotated = await fetch(
-				`${bench.sandbox.baseUrl}/v1/webhook-endpoints/${endpoint.id}/rotate-secret`,
-				{
-					method: 'POST',
-					headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': crypto.randomUUID() },
-				},
-			);
-			expect(rotated.status).toBe(200);
-			await shared.advance(24 * 3_600_000 + 60_000);
-			await forgetActivationTraffic(t);
-			// the service signs with the new secret only now: refused
-			await bench.control.createOrder({ brandId });
-			await settle(t);
-			expect(t.responses.map((r) => r.status)).toEqual([401]);
+// A secret rotated outside the trigger (Webhook Endpoint > Rotate Secret) leaves the trigger holding
+// the old one; after the service's 24 h overlap every delivery is refused 401. Publishing again
+// mends it: the activation's test delivery is answered 401 too, and checkExists then rotates.
+test('a secret rotated outside the trigger, after the 24 h overlap: publishing again obtains a secret the deliveries verify with', async () => {
+	const shared = new SharedClock(bench);
+	shared.install();
+	try {
+		const { userId, apiKey, brandId } = await bench.user();
+		const t = await bench.trigger(apiKey);
+		await t.activate();
+		const [endpoint] = await bench.endpointsOf(userId);
+		const rotated = await fetch(
+			`${bench.sandbox.baseUrl}/v1/webhook-endpoints/${endpoint.id}/rotate-secret`,
+			{
+				method: 'POST',
+				headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': crypto.randomUUID() },
+			},
+		);
+		expect(rotated.status).toBe(200);
+		await shared.advance(24 * 3_600_000 + 60_000);
+		await forgetActivationTraffic(t);
+		// the service signs with the new secret only now: refused
+		await bench.control.createOrder({ brandId });
+		await settle(t);
+		expect(t.responses.map((r) => r.status)).toEqual([401]);
 
-			// the user publishes again
-			await t.activate();
-			await forgetActivationTraffic(t);
-			const [now] = await bench.endpointsOf(userId);
-			expect(recordOf(t, t.webhookUrl)?.secret).toBe(now.secret);
-			await bench.control.createOrder({ brandId });
-			await t.waitForRuns(1);
-		} finally {
-			shared.uninstall();
-			await bench.control.settings({ timestampSkewSeconds: 0 });
-		}
-	},
-);
+		// the user publishes again
+		await t.activate();
+		await forgetActivationTraffic(t);
+		const [now] = await bench.endpointsOf(userId);
+		expect(recordOf(t, t.webhookUrl)?.secret).toBe(now.secret);
+		await bench.control.createOrder({ brandId });
+		await t.waitForRuns(1);
+	} finally {
+		shared.uninstall();
+		await bench.control.settings({ timestampSkewSeconds: 0 });
+	}
+});
