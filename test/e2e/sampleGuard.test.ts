@@ -2,8 +2,8 @@
  * A test run from the editor does not write a sample, in a real n8n 2.41.1 against the sandbox
  * (nodes/Marketplace/actions/sampleGuard.ts). The pack-on-order story, Marketplace Trigger ->
  * Fulfillment > Mark Orders Packed with Order IDs {{ $json.data.orderId }}, run as the editor's
- * *Execute workflow* runs it (POST /rest/workflows/{id}/run with triggerToStartFrom, then the sample
- * delivery to the test URL): the run finishes, Mark Orders Packed outputs the item held back with the
+ * *Execute workflow* runs it (POST /rest/workflows/{id}/run with triggerToStartFrom, then a Webhook
+ * Endpoint > Test delivery to the test URL, which gives the sample): the run finishes, Mark Orders Packed outputs the item held back with the
  * reason, no mark-packed request reaches the service and the newest order stays Created. With Options
  * > Write Sample Items on, the same run packs it. The same for the Polling Trigger's Fetch Test Event.
  *
@@ -11,7 +11,7 @@
  */
 import { bootBench, PKG, TRIGGER_TYPE, type Bench } from '../bench/n8nBench';
 import type { Json } from '../json';
-import { nodeOutput, waitFor } from './kit';
+import { nodeOutput, testDeliveryWhileListening, waitFor } from './kit';
 
 const BRAND = 3;
 const PACK = 'Mark Orders Packed';
@@ -76,10 +76,11 @@ const packRequests = async (since: number) =>
 const statusOf = async (id: number) =>
 	((await b.sandbox.control.state('orders', id)) as { status: string }).status;
 
-/** Listen for test event, as the editor's Execute workflow: the run the sample delivery starts. */
-async function runOnSample(workflowId: string, startNode: string) {
+/** Listen for test event, as the editor's Execute workflow, and a test delivery to it: the run the sample starts. */
+async function runOnSample(workflowId: string, startNode: string, webhookId: string) {
 	const answer = await b.n8n.startManualRun(workflowId, startNode);
 	expect(answer.waitingForWebhook).toBe(true);
+	await testDeliveryWhileListening(b.sandbox, webhookId);
 	const run = (await waitFor(
 		'the sample run',
 		async () =>
@@ -103,15 +104,12 @@ describe('Marketplace Trigger -> Mark Orders Packed, Execute workflow on the sam
 	test('held back: the write node says so (sample), no mark-packed request, the newest order stays Created', async () => {
 		const { order } = await b.sandbox.control.createOrder({ brandId: BRAND });
 		const since = await lastSeq();
+		const webhookId = '5a0e7c1d-2b3f-4c5d-8e9f-0a1b2c3d4e01';
 		await b.n8n.createWorkflow(
-			packWorkflow(
-				'sampleGuardWh001',
-				trigger('5a0e7c1d-2b3f-4c5d-8e9f-0a1b2c3d4e01'),
-				'={{ $json.data.orderId }}',
-			),
+			packWorkflow('sampleGuardWh001', trigger(webhookId), '={{ $json.data.orderId }}'),
 		);
 		const started = Date.now();
-		const execution = await runOnSample('sampleGuardWh001', 'New Order');
+		const execution = await runOnSample('sampleGuardWh001', 'New Order', webhookId);
 		expect(execution.status).toBe('success');
 		const [sample] = nodeOutput(execution, 'New Order') as Array<Record<string, Json>>;
 		expect(sample).toMatchObject({ sample: true, data: { orderId: order.id } });
@@ -129,15 +127,13 @@ describe('Marketplace Trigger -> Mark Orders Packed, Execute workflow on the sam
 	test('with Write Sample Items on, the same run packs the newest order', async () => {
 		const { order } = await b.sandbox.control.createOrder({ brandId: BRAND });
 		const since = await lastSeq();
+		const webhookId = '5a0e7c1d-2b3f-4c5d-8e9f-0a1b2c3d4e02';
 		await b.n8n.createWorkflow(
-			packWorkflow(
-				'sampleGuardWh002',
-				trigger('5a0e7c1d-2b3f-4c5d-8e9f-0a1b2c3d4e02'),
-				'={{ $json.data.orderId }}',
-				{ writeSampleItems: true },
-			),
+			packWorkflow('sampleGuardWh002', trigger(webhookId), '={{ $json.data.orderId }}', {
+				writeSampleItems: true,
+			}),
 		);
-		const execution = await runOnSample('sampleGuardWh002', 'New Order');
+		const execution = await runOnSample('sampleGuardWh002', 'New Order', webhookId);
 		expect(execution.status).toBe('success');
 		// one listening, one run (a failure here shows every run and every pack request it made)
 		const runs = await b.api.listExecutions({ workflowId: 'sampleGuardWh002', limit: 5 });
