@@ -14,7 +14,6 @@ import type {
 } from 'n8n-workflow';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
-import { MarketplaceSaleChannelApi } from '../../credentials/MarketplaceSaleChannelApi.credentials';
 import { Marketplace } from '../../nodes/Marketplace/Marketplace.node';
 import { MarketplacePollingTrigger } from '../../nodes/MarketplacePollingTrigger/MarketplacePollingTrigger.node';
 import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
@@ -41,7 +40,6 @@ function sources(): string[] {
 }
 
 const credential = new MarketplaceApi();
-const credentials = [credential, new MarketplaceSaleChannelApi()];
 const descriptions = [
 	new Marketplace().description,
 	new MarketplaceTrigger().description,
@@ -181,7 +179,7 @@ describe("the node panel (n8n's UX guidelines)", () => {
 	const marketplace = [...everyProperty(descriptions[0].properties)];
 
 	test('English only: every name, description, hint, placeholder and action n8n shows', () => {
-		const shown: string[] = credentials.map((c) => c.displayName);
+		const shown: string[] = [credential.displayName];
 		for (const description of descriptions) {
 			shown.push(
 				description.displayName,
@@ -193,7 +191,7 @@ describe("the node panel (n8n's UX guidelines)", () => {
 					if (typeof property[key] === 'string' && (key !== 'name' || !('type' in property)))
 						shown.push(property[key] as string);
 		}
-		for (const property of credentials.flatMap((c) => [...everyProperty(c.properties)]))
+		for (const property of everyProperty(credential.properties))
 			for (const key of ['displayName', 'description', 'placeholder'])
 				if (typeof property[key] === 'string') shown.push(property[key] as string);
 		expect(shown.length).toBeGreaterThan(150);
@@ -205,25 +203,29 @@ describe("the node panel (n8n's UX guidelines)", () => {
 		).toEqual([]);
 	});
 
-	test('no secret is a node parameter: password fields only in credentials/, never in a node', () => {
-		// n8n keeps node parameters as plain text in the workflow, and an AI agent may set them ($fromAI)
+	test("Connect's channel secrets are its masked fields, the only ones a node has", () => {
+		// n8n keeps node parameters in the workflow: a field the editor masks is a secret README explains
 		const masked = descriptions.flatMap((d) =>
 			[...everyProperty(d.properties)]
 				.filter((p) => (p.typeOptions as { password?: boolean } | undefined)?.password)
-				.map((p) => `${d.name}: ${String(p.name)}`),
+				.map((p) => [d.name, String(p.name), p.type, (p.noDataExpression as boolean) ?? false]),
 		);
-		expect(masked).toEqual([]);
-		const inSources = sources()
-			.filter((file) => !file.startsWith('credentials/'))
-			.filter((file) => /\bpassword\s*:\s*true\b/.test(read(file)));
-		expect(inSources).toEqual([]);
-		// the channel account's secrets are there instead, each masked
-		const secrets = new MarketplaceSaleChannelApi().properties.filter((p) => p.type === 'string');
-		expect(secrets.map((p) => [p.name, p.typeOptions?.password])).toEqual([
-			['apiKey', true],
-			['apiSecret', true],
-			['logInPassword', true],
-		]);
+		expect(masked).toEqual(
+			['apiKey', 'apiSecret', 'logInPassword'].map((name) => [
+				'marketplace',
+				name,
+				'string',
+				false,
+			]),
+		);
+		// ...in Connect's Additional Fields, so only those added are sent
+		const connectFields = marketplace.find(
+			(p) =>
+				p.name === 'additionalFields' && JSON.stringify(p.displayOptions).includes('"connect"'),
+		);
+		expect((connectFields?.options as Array<{ name: string }>).map((o) => o.name)).toEqual(
+			expect.arrayContaining(['apiKey', 'apiSecret', 'logInPassword']),
+		);
 	});
 
 	test('pickers are resource locators that open on From List', () => {
@@ -235,10 +237,10 @@ describe("the node panel (n8n's UX guidelines)", () => {
 		}
 	});
 
-	test('placeholders with an example start with "e.g." (every node and credential)', () => {
+	test('placeholders with an example start with "e.g." (every node and the credential)', () => {
 		const examples = [
 			...descriptions.flatMap((d) => [...everyProperty(d.properties)]),
-			...credentials.flatMap((c) => [...everyProperty(c.properties)]),
+			...everyProperty(credential.properties),
 		]
 			.map((p) => p.placeholder)
 			.filter((p): p is string => typeof p === 'string' && !/^(Add|Select) /.test(p));
