@@ -55,6 +55,22 @@ function* everyProperty(properties: INodeProperties[]): Generator<Record<string,
 	}
 }
 
+describe("n8n's own tool checks the package", () => {
+	test('npm run lint runs n8n-node lint first, then our further checks; eslint.config.mjs is its template', () => {
+		expect(manifest.scripts.lint).toBe(
+			'npm run --silent lint:n8n-node && npm run --silent lint:more',
+		);
+		expect(read('.ci/n8n-node-lint')).toMatch(
+			/\nnpx --no-install n8n-node lint "\$@" < \/dev\/null\n$/,
+		);
+		// the file the tool's strict mode compares with (its exports do not name it)
+		const template =
+			'node_modules/@n8n/node-cli/dist/template/templates/shared/default/eslint.config.mjs';
+		const words = (text: string) => text.replace(/\s+/g, ' ').trim();
+		expect(words(read('eslint.config.mjs'))).toBe(words(read(template)));
+	});
+});
+
 describe('package.json', () => {
 	test('no runtime dependencies: nothing in dependencies or bundleDependencies; n8n-workflow is a peer', () => {
 		expect(Object.keys(manifest.dependencies ?? {})).toEqual([]);
