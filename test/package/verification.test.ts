@@ -138,8 +138,7 @@ describe('the node and credential sources', () => {
 			read(file)
 				.split('\n')
 				.flatMap((line, i) =>
-					/as unknown as/.test(line) &&
-					!/as unknown as (IDataObject|JsonObject)\b/.test(line)
+					/as unknown as/.test(line) && !/as unknown as (IDataObject|JsonObject)\b/.test(line)
 						? [`${file}:${i + 1}: ${line.trim()}`]
 						: [],
 				),
