@@ -11,7 +11,6 @@ import { operationSubtitle } from '../shared/subtitle';
 import { nodeProperties } from './actions/resources';
 import { methods } from './methods';
 import { router } from './actions/router';
-import { saleChannelAccountCheck } from './actions/saleChannel/channelAccount';
 
 export class Marketplace implements INodeType {
 	description: INodeTypeDescription = {
@@ -30,22 +29,11 @@ export class Marketplace implements INodeType {
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [
-			{ name: 'marketplaceApi', required: true },
-			{
-				// the channel account's secrets that Connect sends (channelAccount.ts reads it); optional,
-				// since channels that connect by OAuth need none. No displayOptions: n8n's editor takes every
-				// parameter a credential's displayOptions name for an authentication field and hides it from
-				// the panel, so showing it for resource/operation hid Resource and Operation themselves
-				name: 'marketplaceSaleChannelApi',
-				required: false,
-				testedBy: 'saleChannelAccountCheck',
-			},
-		],
+		credentials: [{ name: 'marketplaceApi', required: true }],
 		properties: [...nodeProperties, requestOptionsProperty],
 	};
 
-	methods = { ...methods, credentialTest: { saleChannelAccountCheck } };
+	methods = methods;
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		// On Error: Continue turns a failed item into an output item carrying its error

@@ -176,6 +176,19 @@ export function toText(value: unknown, field: string, required = false): string 
 	return String(value).trim();
 }
 
+/**
+ * A secret (a password field), or undefined when blank. Its error names the field only: the value
+ * itself must never reach a message. A password is sent as typed, spaces and all; other secrets are
+ * trimmed, as a copied key often carries a line break.
+ */
+export function toSecret(value: unknown, field: string, asTyped = false): string | undefined {
+	if (isBlank(value)) return undefined;
+	if (typeof value !== 'string' && typeof value !== 'number') {
+		throw new InputError(field, 'must be text');
+	}
+	return asTyped ? String(value) : String(value).trim();
+}
+
 /** A list of strings kept exactly as given (names may contain commas, so nothing is split). */
 export function toStringList(value: unknown, field: string): string[] {
 	if (isBlank(value)) return [];

@@ -2,15 +2,9 @@
  * Shared by the action-node tests (not a test file): runs the real Marketplace node in n8n-core's
  * engine against a real sandbox over loopback HTTP, and reads what the sandbox received.
  */
-import type {
-	ICredentialDataDecryptedObject,
-	IDataObject,
-	INodeExecutionData,
-	INodeParameters,
-} from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
-import { MarketplaceSaleChannelApi } from '../../credentials/MarketplaceSaleChannelApi.credentials';
 import { Marketplace } from '../../nodes/Marketplace/Marketplace.node';
 import { runNode, type RunNodeOptions, type RunNodeResult } from '../engine/harness';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../sandbox';
@@ -19,7 +13,6 @@ import { startReceiver, type Receiver } from '../sandbox/testkit';
 
 export const node = new Marketplace();
 export const credentialType = new MarketplaceApi();
-export const channelCredentialType = new MarketplaceSaleChannelApi();
 
 export interface RunOptions {
 	inputItems?: INodeExecutionData[];
@@ -28,8 +21,6 @@ export interface RunOptions {
 	onError?: RunNodeOptions['onError'];
 	apiKey?: string;
 	baseUrl?: string;
-	/** the data of a Marketplace Sale Channel Account credential set on the node (default: none set) */
-	channelAccount?: ICredentialDataDecryptedObject;
 	/** the node's typeVersion (default: the newest) */
 	typeVersion?: number;
 	/** the run's mode (default manual, as the editor's Execute workflow) */
@@ -105,13 +96,12 @@ export class NodeFixture {
 		const before = (await this.control.requests()).at(-1)?.seq ?? 0;
 		const result = await runNode({
 			node,
-			credentialTypes: [credentialType, channelCredentialType],
+			credentialTypes: [credentialType],
 			credentials: {
 				marketplaceApi: {
 					baseUrl: options.baseUrl ?? this.sandbox.baseUrl,
 					apiKey: options.apiKey ?? this.apiKey,
 				},
-				...(options.channelAccount && { marketplaceSaleChannelApi: options.channelAccount }),
 			},
 			parameters,
 			inputItems: options.inputItems,

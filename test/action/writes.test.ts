@@ -2,13 +2,9 @@
  * Single writes (sale channel connect, webhook endpoints) and the endpoint reads: the exact request,
  * an Idempotency-Key on every write (none on reads), the output items, and the sandbox state after.
  */
-import type {
-	ICredentialDataDecryptedObject,
-	ICredentialTestFunctions,
-	IDataObject,
-} from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
-import { saleChannelAccountCheck } from '../../nodes/Marketplace/actions/saleChannel/channelAccount';
+import { jsonBesideNodeParameters } from '../nodeParameters';
 
 import {
 	fixtureWithReceiver,
@@ -30,12 +26,15 @@ describe('saleChannel.connect', () => {
 				operation: 'connect',
 				brandId: '={{ $json.brandId }}',
 				saleChannelName: '={{ $json.channel }}',
-				additionalFields: { region: 'EU', isShared: false, logInEmail: '' },
+				additionalFields: {
+					region: 'EU',
+					apiKey: 'amz-key',
+					apiSecret: 'amz-secret',
+					isShared: false,
+					logInEmail: '',
+				},
 			},
-			{
-				inputItems: items({ brandId: 1, channel: 'Amazon' }, { brandId: 2, channel: 'Shopify' }),
-				channelAccount: { apiKey: 'amz-key', apiSecret: 'amz-secret' },
-			},
+			{ inputItems: items({ brandId: 1, channel: 'Amazon' }, { brandId: 2, channel: 'Shopify' }) },
 		);
 		expect(r.error).toBeUndefined();
 		expect(r.sent).toHaveLength(2);
@@ -93,7 +92,7 @@ describe('saleChannel.connect', () => {
 	});
 });
 
-describe("saleChannel.connect: the channel account's secrets come from its credential", () => {
+describe("saleChannel.connect: the channel account's secrets are masked parameters", () => {
 	// distinctive values, so that any copy of them in an output, an error or the run is found
 	const ACCOUNT = {
 		apiKey: 'chan-key-5f1e0c',
@@ -101,25 +100,29 @@ describe("saleChannel.connect: the channel account's secrets come from its crede
 		logInPassword: ' chan pass 3c8e ',
 	};
 	const SECRETS = Object.values(ACCOUNT).map((v) => v.trim());
-	/** every secret found in a value, as JSON (an output, an error, the whole run n8n keeps) */
-	const secretsIn = (value: unknown) => SECRETS.filter((s) => JSON.stringify(value).includes(s));
+	/** every secret found in a value, as JSON, besides the node's own parameters (where it was typed) */
+	const secretsIn = (value: unknown) =>
+		SECRETS.filter((s) => jsonBesideNodeParameters(value).includes(s));
+	const amazon = (additionalFields: IDataObject, brandId = '1') => ({
+		resource: 'saleChannel',
+		operation: 'connect',
+		brandId,
+		saleChannelName: 'Amazon',
+		additionalFields,
+	});
 
-	test('several brands in one run with one channel account: every request carries its secrets, no output or run data holds them', async () => {
+	test('several brands in one run: every request carries the secrets, no output or other run data holds them', async () => {
 		const r = await fixture.run(
-			{
-				resource: 'saleChannel',
-				operation: 'connect',
-				brandId: '={{ $json.brandId }}',
-				saleChannelName: 'Amazon',
-				additionalFields: { logInEmail: '={{ $json.email }}', region: 'EU' },
-			},
+			amazon(
+				{ ...ACCOUNT, logInEmail: '={{ $json.email }}', region: 'EU' },
+				'={{ $json.brandId }}',
+			),
 			{
 				inputItems: items(
 					{ brandId: 1, email: 'one@example.com' },
 					{ brandId: 2, email: 'two@example.com' },
 					{ brandId: 3, email: 'three@example.com' },
 				),
-				channelAccount: ACCOUNT,
 			},
 		);
 		expect(r.error).toBeUndefined();
@@ -135,7 +138,7 @@ describe("saleChannel.connect: the channel account's secrets come from its crede
 				logInEmail: `${name}@example.com`,
 				apiKey: 'chan-key-5f1e0c',
 				apiSecret: 'chan-secret-9a2b7d',
-				// a password is sent as stored, spaces and all
+				// a password is sent as typed, spaces and all
 				logInPassword: ' chan pass 3c8e ',
 			})),
 		);
@@ -151,15 +154,42 @@ describe("saleChannel.connect: the channel account's secrets come from its crede
 		expect(secretsIn(r.run)).toEqual([]);
 	});
 
-	test('brands on two channel accounts: each Connect node sends the secrets of its own credential', async () => {
-		const connect = (brandId: string, apiKey: string, apiSecret: string) =>
-			fixture.run(
-				{ resource: 'saleChannel', operation: 'connect', brandId, saleChannelName: 'Amazon' },
-				{ channelAccount: { apiKey, apiSecret } },
-			);
-		const first = await connect('1', 'account-a-key', 'account-a-secret');
-		const second = await connect('2', 'account-b-key', 'account-b-secret');
-		expect([...first.sent, ...second.sent].map((s) => [s.path, s.body])).toEqual([
+	test('read by an expression from elsewhere ($env, where n8n allows it): sent, and nowhere in the workflow or the run', async () => {
+		const allowed = process.env.N8N_BLOCK_ENV_ACCESS_IN_NODE;
+		process.env.N8N_BLOCK_ENV_ACCESS_IN_NODE = 'false';
+		process.env.MKT_TEST_CHANNEL_SECRET = 'chan-secret-9a2b7d';
+		try {
+			const parameters = amazon({
+				apiKey: 'chan-key-5f1e0c',
+				apiSecret: '={{ $env.MKT_TEST_CHANNEL_SECRET }}',
+			});
+			const r = await fixture.run(parameters);
+			expect(r.error).toBeUndefined();
+			expect(r.sent.map((s) => s.body)).toEqual([
+				{ saleChannelName: 'Amazon', apiKey: 'chan-key-5f1e0c', apiSecret: 'chan-secret-9a2b7d' },
+			]);
+			expect(JSON.stringify([parameters, r.items, r.run])).not.toContain('chan-secret-9a2b7d');
+		} finally {
+			if (allowed === undefined) delete process.env.N8N_BLOCK_ENV_ACCESS_IN_NODE;
+			else process.env.N8N_BLOCK_ENV_ACCESS_IN_NODE = allowed;
+			delete process.env.MKT_TEST_CHANNEL_SECRET;
+		}
+	});
+
+	test('brands on two channel accounts: each item sends the secrets its expressions read', async () => {
+		const r = await fixture.run(
+			amazon(
+				{ apiKey: '={{ $json.account }}-key', apiSecret: '={{ $json.account }}-secret' },
+				'={{ $json.brandId }}',
+			),
+			{
+				inputItems: items(
+					{ brandId: 1, account: 'account-a' },
+					{ brandId: 2, account: 'account-b' },
+				),
+			},
+		);
+		expect(r.sent.map((s) => [s.path, s.body])).toEqual([
 			[
 				'/v1/brands/1/sale-channels/connect',
 				{ saleChannelName: 'Amazon', apiKey: 'account-a-key', apiSecret: 'account-a-secret' },
@@ -171,13 +201,8 @@ describe("saleChannel.connect: the channel account's secrets come from its crede
 		]);
 	});
 
-	test('without the credential no channel secret is sent (an API-key channel then reports its error)', async () => {
-		const r = await fixture.run({
-			resource: 'saleChannel',
-			operation: 'connect',
-			brandId: '2',
-			saleChannelName: 'Amazon',
-		});
+	test('without them no channel secret is sent (an API-key channel then reports its error)', async () => {
+		const r = await fixture.run(amazon({}, '2'));
 		expect(r.error).toBeUndefined();
 		expect(r.sent.map((s) => s.body)).toEqual([{ saleChannelName: 'Amazon' }]);
 		expect(r.items[0].json).toMatchObject({
@@ -186,23 +211,18 @@ describe("saleChannel.connect: the channel account's secrets come from its crede
 		});
 	});
 
-	test('blank fields of the credential are left out; a key and a secret are sent trimmed', async () => {
-		const r = await fixture.run(
-			{ resource: 'saleChannel', operation: 'connect', brandId: '1', saleChannelName: 'Zalando' },
-			{ channelAccount: { apiKey: ' zal-key\n', apiSecret: '', logInPassword: '   ' } },
-		);
+	test('blank secrets are left out; a key and a secret are sent trimmed', async () => {
+		const r = await fixture.run({
+			...amazon({ apiKey: ' zal-key\n', apiSecret: '', logInPassword: '   ' }),
+			saleChannelName: 'Zalando',
+		});
 		expect(r.error).toBeUndefined();
 		expect(r.sent.map((s) => s.body)).toEqual([{ saleChannelName: 'Zalando', apiKey: 'zal-key' }]);
 	});
 
 	test("the service's error names no secret, as the node's error and as an error item", async () => {
-		const parameters = {
-			resource: 'saleChannel',
-			operation: 'connect',
-			brandId: '1',
-			saleChannelName: 'eBay',
-		};
-		const failed = await fixture.run(parameters, { channelAccount: ACCOUNT });
+		const parameters = { ...amazon(ACCOUNT), saleChannelName: 'eBay' };
+		const failed = await fixture.run(parameters);
 		expect(failed.sent.map((s) => [s.status, (s.body as IDataObject).apiKey])).toEqual([
 			[400, 'chan-key-5f1e0c'],
 		]);
@@ -210,49 +230,22 @@ describe("saleChannel.connect: the channel account's secrets come from its crede
 		expect(secretsIn(failed.error)).toEqual([]);
 		expect(secretsIn(failed.run)).toEqual([]);
 
-		const continued = await fixture.run(parameters, {
-			channelAccount: ACCOUNT,
-			continueOnFail: true,
-		});
+		const continued = await fixture.run(parameters, { continueOnFail: true });
 		expect(continued.items[0].json.error).toMatch(/^invalid-request \(400\)/);
 		expect(secretsIn(continued.items)).toEqual([]);
 		expect(secretsIn(continued.run)).toEqual([]);
 	});
 
-	test('a credential field that is not text: the error names the field, not its value, and nothing is sent', async () => {
+	test('a secret that is not text: the error names the field, not its value, and nothing is sent', async () => {
 		const r = await fixture.run(
-			{ resource: 'saleChannel', operation: 'connect', brandId: '1', saleChannelName: 'Amazon' },
-			{
-				channelAccount: { apiKey: 'chan-key-5f1e0c', apiSecret: { hidden: 'chan-secret-9a2b7d' } },
-			},
+			amazon({ apiKey: 'chan-key-5f1e0c', apiSecret: '={{ { hidden: "chan-secret-9a2b7d" } }}' }),
 		);
 		expect(r.sent).toEqual([]);
 		expect(errorOf(r).message).toBe(
-			'Invalid parameter "Marketplace Sale Channel Account credential > API Secret": must be text',
+			'Invalid parameter "Additional Fields > API Secret": must be text',
 		);
 		expect(secretsIn(r.error)).toEqual([]);
 		expect(secretsIn(r.run)).toEqual([]);
-	});
-
-	test('the check n8n runs when the credential is saved sends nothing and wants at least one secret', async () => {
-		const check = (data: IDataObject) =>
-			saleChannelAccountCheck.call({} as ICredentialTestFunctions, {
-				id: 'c',
-				name: 'Amazon EU',
-				type: 'marketplaceSaleChannelApi',
-				data: data as ICredentialDataDecryptedObject,
-			});
-		expect(await check({ apiKey: 'k' })).toMatchObject({ status: 'OK' });
-		expect(await check({ logInPassword: 'p' })).toMatchObject({ status: 'OK' });
-		expect(await check({ apiKey: ' ', apiSecret: '', logInPassword: '' })).toEqual({
-			status: 'Error',
-			message: 'Nothing to send: fill in at least one of API Key, API Secret, Log In Password',
-		});
-		const notText = await check({ apiKey: { hidden: 'chan-key-5f1e0c' } });
-		expect(notText).toEqual({
-			status: 'Error',
-			message: 'Marketplace Sale Channel Account credential > API Key: must be text',
-		});
 	});
 });
 

@@ -10,7 +10,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
-import { MarketplaceSaleChannelApi } from '../../credentials/MarketplaceSaleChannelApi.credentials';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const read = (file: string) => readFileSync(join(repoRoot, file), 'utf8');
@@ -90,11 +89,6 @@ test("the credential's documentationUrl and every codex link point at this repos
 			file: 'credentials/MarketplaceApi.credentials.ts',
 			kind: 'documentationUrl',
 			url: new MarketplaceApi().documentationUrl,
-		},
-		{
-			file: 'credentials/MarketplaceSaleChannelApi.credentials.ts',
-			kind: 'documentationUrl',
-			url: new MarketplaceSaleChannelApi().documentationUrl,
 		},
 		...codexLinks(),
 	];

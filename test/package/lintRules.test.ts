@@ -12,7 +12,6 @@ import { basename, join, resolve } from 'node:path';
 import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
-import { MarketplaceSaleChannelApi } from '../../credentials/MarketplaceSaleChannelApi.credentials';
 import { Marketplace } from '../../nodes/Marketplace/Marketplace.node';
 import { MarketplacePollingTrigger } from '../../nodes/MarketplacePollingTrigger/MarketplacePollingTrigger.node';
 import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
@@ -57,46 +56,6 @@ function* everyProperty(
 const isParameter = (p: Record<string, unknown>) =>
 	typeof p.type === 'string' && typeof p.name === 'string' && typeof p.displayName === 'string';
 
-/**
- * The pairs of a node's credentials that n8n's single-credential-per-node rule reports: two that can
- * be set at the same time, because no parameter (but a multiOptions one) has show values for one
- * that are all different from its show values for the other. (Upstream skips trigger nodes; here
- * they are held to it too.)
- */
-function credentialsAtTheSameTime(description: INodeTypeDescription): string[] {
-	const multiOptions = new Set(
-		description.properties.filter((p) => p.type === 'multiOptions').map((p) => p.name),
-	);
-	const shown = (credential: { displayOptions?: { show?: Record<string, unknown> } }) =>
-		Object.entries(credential.displayOptions?.show ?? {}).filter(
-			(entry): entry is [string, unknown[]] => Array.isArray(entry[1]) && entry[1].length > 0,
-		);
-	const exclusive = (left: (typeof credentials)[number], right: (typeof credentials)[number]) =>
-		shown(left).some(([name, values]) => {
-			if (multiOptions.has(name)) return false;
-			const other = shown(right).find(([n]) => n === name)?.[1];
-			return other !== undefined && values.every((v) => !other.includes(v));
-		});
-	const credentials = description.credentials ?? [];
-	const pairs: string[] = [];
-	credentials.forEach((left, i) =>
-		credentials
-			.slice(i + 1)
-			.forEach((right) => !exclusive(left, right) && pairs.push(`${left.name} + ${right.name}`)),
-	);
-	return pairs;
-}
-
-/**
- * The pairs single-credential-per-node reports, knowingly. Sale Channel > Connect needs the API key
- * (marketplaceApi) and sends the channel account's secrets (marketplaceSaleChannelApi, optional,
- * shown for Connect only): n8n's verification asks for secrets in credentials, and the rule (on
- * n8n's main branch, not in the released plugin yet) for one credential at a time.
- */
-const KNOWN_CREDENTIAL_PAIRS: Record<string, string[]> = {
-	Marketplace: ['marketplaceApi + marketplaceSaleChannelApi'],
-};
-
 describe.each(nodes)('$folder', ({ folder, description }) => {
 	const codexFile = join(repoRoot, 'nodes', folder, `${folder}.node.json`);
 	const codex = JSON.parse(readFileSync(codexFile, 'utf8'));
@@ -120,8 +79,8 @@ describe.each(nodes)('$folder', ({ folder, description }) => {
 		]);
 	});
 
-	test("credentials set at the same time: only the known pair (single-credential-per-node reports it), not n8n's core color (node-class-description-non-core-color)", () => {
-		expect(credentialsAtTheSameTime(description)).toEqual(KNOWN_CREDENTIAL_PAIRS[folder] ?? []);
+	test("one credential (single-credential-per-node), not n8n's core color (node-class-description-non-core-color)", () => {
+		expect(description.credentials?.map((c) => c.name)).toEqual(['marketplaceApi']);
 		const colors = [description.defaults.color, (description as { color?: string }).color];
 		expect(colors.map((c) => String(c ?? '').toUpperCase())).not.toContain('#FF6D5A');
 	});
@@ -158,21 +117,14 @@ describe.each(nodes)('$folder', ({ folder, description }) => {
 	});
 });
 
-test('the credentials: class, name and file agree and end in Api (cred-class-name-suffix, cred-class-name-field-conventions, cred-filename-against-convention)', () => {
-	const credentials = [new MarketplaceApi(), new MarketplaceSaleChannelApi()];
+test('the credential: class, name and file agree and end in Api (cred-class-name-suffix, cred-class-name-field-conventions, cred-filename-against-convention)', () => {
+	const credential = new MarketplaceApi();
+	expect(credential.constructor.name).toMatch(/Api$/);
+	expect(credential.name).toMatch(/^[a-z][a-zA-Z0-9]*Api$/);
 	const files = readdirSync(join(repoRoot, 'credentials')).filter((f) =>
 		f.endsWith('.credentials.ts'),
 	);
-	expect(files.map((f) => basename(f, '.credentials.ts')).sort()).toEqual(
-		credentials.map((c) => c.constructor.name).sort(),
-	);
-	for (const credential of credentials) {
-		expect(credential.constructor.name).toMatch(/Api$/);
-		expect(credential.name).toMatch(/^[a-z][a-zA-Z0-9]*Api$/);
-		expect(credential.name).toBe(
-			credential.constructor.name[0].toLowerCase() + credential.constructor.name.slice(1),
-		);
-		const parameters = [...everyProperty(credential.properties, credential.name)];
-		expect(parameters.filter(({ property }) => !('default' in property))).toEqual([]);
-	}
+	expect(files.map((f) => basename(f, '.credentials.ts'))).toEqual([credential.constructor.name]);
+	const parameters = [...everyProperty(credential.properties, credential.name)];
+	expect(parameters.filter(({ property }) => !('default' in property))).toEqual([]);
 });

@@ -14,7 +14,6 @@ import type {
 } from 'n8n-workflow';
 
 import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
-import { MarketplaceSaleChannelApi } from '../../credentials/MarketplaceSaleChannelApi.credentials';
 import { Marketplace } from '../../nodes/Marketplace/Marketplace.node';
 import { MarketplacePollingTrigger } from '../../nodes/MarketplacePollingTrigger/MarketplacePollingTrigger.node';
 import { MarketplaceTrigger } from '../../nodes/MarketplaceTrigger/MarketplaceTrigger.node';
@@ -41,7 +40,6 @@ function sources(): string[] {
 }
 
 const credential = new MarketplaceApi();
-const credentials = [credential, new MarketplaceSaleChannelApi()];
 const descriptions = [
 	new Marketplace().description,
 	new MarketplaceTrigger().description,
@@ -56,6 +54,22 @@ function* everyProperty(properties: INodeProperties[]): Generator<Record<string,
 			if (Array.isArray(nested)) yield* everyProperty(nested as INodeProperties[]);
 	}
 }
+
+describe("n8n's own tool checks the package", () => {
+	test('npm run lint runs n8n-node lint first, then our further checks; eslint.config.mjs is its template', () => {
+		expect(manifest.scripts.lint).toBe(
+			'npm run --silent lint:n8n-node && npm run --silent lint:more',
+		);
+		expect(read('.ci/n8n-node-lint')).toMatch(
+			/\nnpx --no-install n8n-node lint "\$@" < \/dev\/null\n$/,
+		);
+		// the file the tool's strict mode compares with (its exports do not name it)
+		const template =
+			'node_modules/@n8n/node-cli/dist/template/templates/shared/default/eslint.config.mjs';
+		const words = (text: string) => text.replace(/\s+/g, ' ').trim();
+		expect(words(read('eslint.config.mjs'))).toBe(words(read(template)));
+	});
+});
 
 describe('package.json', () => {
 	test('no runtime dependencies: nothing in dependencies or bundleDependencies; n8n-workflow is a peer', () => {
@@ -124,8 +138,7 @@ describe('the node and credential sources', () => {
 			read(file)
 				.split('\n')
 				.flatMap((line, i) =>
-					/as unknown as/.test(line) &&
-					!/as unknown as (IDataObject|JsonObject)\b/.test(line)
+					/as unknown as/.test(line) && !/as unknown as (IDataObject|JsonObject)\b/.test(line)
 						? [`${file}:${i + 1}: ${line.trim()}`]
 						: [],
 				),
@@ -181,7 +194,7 @@ describe("the node panel (n8n's UX guidelines)", () => {
 	const marketplace = [...everyProperty(descriptions[0].properties)];
 
 	test('English only: every name, description, hint, placeholder and action n8n shows', () => {
-		const shown: string[] = credentials.map((c) => c.displayName);
+		const shown: string[] = [credential.displayName];
 		for (const description of descriptions) {
 			shown.push(
 				description.displayName,
@@ -193,7 +206,7 @@ describe("the node panel (n8n's UX guidelines)", () => {
 					if (typeof property[key] === 'string' && (key !== 'name' || !('type' in property)))
 						shown.push(property[key] as string);
 		}
-		for (const property of credentials.flatMap((c) => [...everyProperty(c.properties)]))
+		for (const property of everyProperty(credential.properties))
 			for (const key of ['displayName', 'description', 'placeholder'])
 				if (typeof property[key] === 'string') shown.push(property[key] as string);
 		expect(shown.length).toBeGreaterThan(150);
@@ -205,25 +218,29 @@ describe("the node panel (n8n's UX guidelines)", () => {
 		).toEqual([]);
 	});
 
-	test('no secret is a node parameter: password fields only in credentials/, never in a node', () => {
-		// n8n keeps node parameters as plain text in the workflow, and an AI agent may set them ($fromAI)
+	test("Connect's channel secrets are its masked fields, the only ones a node has", () => {
+		// n8n keeps node parameters in the workflow: a field the editor masks is a secret README explains
 		const masked = descriptions.flatMap((d) =>
 			[...everyProperty(d.properties)]
 				.filter((p) => (p.typeOptions as { password?: boolean } | undefined)?.password)
-				.map((p) => `${d.name}: ${String(p.name)}`),
+				.map((p) => [d.name, String(p.name), p.type, (p.noDataExpression as boolean) ?? false]),
 		);
-		expect(masked).toEqual([]);
-		const inSources = sources()
-			.filter((file) => !file.startsWith('credentials/'))
-			.filter((file) => /\bpassword\s*:\s*true\b/.test(read(file)));
-		expect(inSources).toEqual([]);
-		// the channel account's secrets are there instead, each masked
-		const secrets = new MarketplaceSaleChannelApi().properties.filter((p) => p.type === 'string');
-		expect(secrets.map((p) => [p.name, p.typeOptions?.password])).toEqual([
-			['apiKey', true],
-			['apiSecret', true],
-			['logInPassword', true],
-		]);
+		expect(masked).toEqual(
+			['apiKey', 'apiSecret', 'logInPassword'].map((name) => [
+				'marketplace',
+				name,
+				'string',
+				false,
+			]),
+		);
+		// ...in Connect's Additional Fields, so only those added are sent
+		const connectFields = marketplace.find(
+			(p) =>
+				p.name === 'additionalFields' && JSON.stringify(p.displayOptions).includes('"connect"'),
+		);
+		expect((connectFields?.options as Array<{ name: string }>).map((o) => o.name)).toEqual(
+			expect.arrayContaining(['apiKey', 'apiSecret', 'logInPassword']),
+		);
 	});
 
 	test('pickers are resource locators that open on From List', () => {
@@ -235,10 +252,10 @@ describe("the node panel (n8n's UX guidelines)", () => {
 		}
 	});
 
-	test('placeholders with an example start with "e.g." (every node and credential)', () => {
+	test('placeholders with an example start with "e.g." (every node and the credential)', () => {
 		const examples = [
 			...descriptions.flatMap((d) => [...everyProperty(d.properties)]),
-			...credentials.flatMap((c) => [...everyProperty(c.properties)]),
+			...everyProperty(credential.properties),
 		]
 			.map((p) => p.placeholder)
 			.filter((p): p is string => typeof p === 'string' && !/^(Add|Select) /.test(p));

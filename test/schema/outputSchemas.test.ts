@@ -11,12 +11,7 @@ import path from 'node:path';
 
 import type { ValidateFunction } from 'ajv';
 import { loadOutputSchema, resolveOutputSchemaPath } from 'n8n-core';
-import type {
-	ICredentialDataDecryptedObject,
-	IDataObject,
-	INodeExecutionData,
-	INodeParameters,
-} from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { operations } from '../../nodes/Marketplace/actions/resources';
 import { useSteppedClock } from '../action/clock';
@@ -68,10 +63,9 @@ async function runAndValidate(
 	version: number,
 	parameters: INodeParameters,
 	inputItems?: INodeExecutionData[],
-	channelAccount?: ICredentialDataDecryptedObject,
 ) {
 	const key = `${String(parameters.resource)}/${String(parameters.operation)}`;
-	const r = await fixture.run(parameters, { typeVersion: version, inputItems, channelAccount });
+	const r = await fixture.run(parameters, { typeVersion: version, inputItems });
 	expect(r.error).toBeUndefined();
 	expect(r.items.length).toBeGreaterThan(0);
 	const validate = validatorFor(version, key);
@@ -239,34 +233,25 @@ describe.each(VERSIONS)(
 		});
 
 		test.each([
-			['connected', 'Amazon', {}, { apiKey: 'k', apiSecret: 's' }, 'Connected'],
-			["awaiting the merchant's approval", 'Shopify', {}, undefined, 'PendingAuthorization'],
-			['failed', 'Amazon', {}, undefined, 'Error'],
+			['connected', 'Amazon', { apiKey: 'k', apiSecret: 's' }, 'Connected'],
+			["awaiting the merchant's approval", 'Shopify', {}, 'PendingAuthorization'],
+			['failed', 'Amazon', {}, 'Error'],
 			[
 				'with a fulfillment setup',
 				'Zalando',
 				{ fulfillmentModel: 'Merchant', inventoryScope: 'All' },
-				undefined,
 				'Connected',
 			],
-		])(
-			'sale channel: Connect, %s',
-			async (_, saleChannelName, additionalFields, channelAccount, status) => {
-				const [out] = await runAndValidate(
-					version,
-					{
-						resource: 'saleChannel',
-						operation: 'connect',
-						brandId: pick(3),
-						saleChannelName,
-						additionalFields,
-					},
-					undefined,
-					channelAccount,
-				);
-				expect(out.json.status).toBe(status);
-			},
-		);
+		])('sale channel: Connect, %s', async (_, saleChannelName, additionalFields, status) => {
+			const [out] = await runAndValidate(version, {
+				resource: 'saleChannel',
+				operation: 'connect',
+				brandId: pick(3),
+				saleChannelName,
+				additionalFields,
+			});
+			expect(out.json.status).toBe(status);
+		});
 
 		test('webhook endpoint: Create, Get, Get Many, Test, Get Deliveries, Update, Rotate Secret, Delete', async () => {
 			const [created] = await runAndValidate(version, {

@@ -12,11 +12,8 @@ import type {
 export interface ItemOperation<Input = unknown> {
 	kind: 'item';
 	description: INodeProperties[];
-	/**
-	 * reads and checks the item's parameters (and a credential it needs, as Connect its channel
-	 * account's); throws InputError naming the field
-	 */
-	parse(this: IExecuteFunctions, itemIndex: number): Input | Promise<Input>;
+	/** reads and checks the item's parameters; throws InputError naming the field */
+	parse(this: IExecuteFunctions, itemIndex: number): Input;
 	/** sends the request(s) and returns the records to output for this item */
 	run(this: IExecuteFunctions, input: Input, itemIndex: number): Promise<IDataObject[]>;
 }

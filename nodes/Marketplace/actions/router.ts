@@ -28,18 +28,15 @@ export async function router(
 	if (operation.kind === 'batch')
 		return [await operation.execute.call(this, items, continueOnFail)];
 
-	const inputs: Array<
-		{ ok: true; input: unknown } | { ok: false; error: ReturnType<typeof toNodeError> }
-	> = [];
-	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+	const inputs = items.map((_, itemIndex) => {
 		try {
-			inputs.push({ ok: true, input: await operation.parse.call(this, itemIndex) });
+			return { ok: true as const, input: operation.parse.call(this, itemIndex) };
 		} catch (error) {
 			const nodeError = toNodeError(this, error, itemIndex);
 			if (!continueOnFail) throw nodeError;
-			inputs.push({ ok: false, error: nodeError });
+			return { ok: false as const, error: nodeError };
 		}
-	}
+	});
 
 	const output: INodeExecutionData[] = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {

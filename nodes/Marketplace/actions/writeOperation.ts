@@ -7,8 +7,6 @@ import type { ItemOperation } from './operation';
 import { idempotencyKeyFor, requestSettings } from './readers';
 import { heldBackRecord, sampleCheck } from './sampleGuard';
 
-type WriteRequest = { pathParams?: Record<string, string | number>; body?: IDataObject };
-
 export interface WriteInput {
 	pathParams?: Record<string, string | number>;
 	body?: IDataObject;
@@ -26,8 +24,10 @@ export function writeOperation(spec: {
 	operation: string;
 	route: RouteName;
 	properties: INodeProperties[];
-	/** reads and checks the item's parameters (async when it reads a credential, as connect does) */
-	parse: (ctx: IExecuteFunctions, itemIndex: number) => WriteRequest | Promise<WriteRequest>;
+	parse: (
+		ctx: IExecuteFunctions,
+		itemIndex: number,
+	) => { pathParams?: Record<string, string | number>; body?: IDataObject };
 	/** turns the response body into output records (default: the body itself) */
 	present?: (body: IDataObject, input: WriteInput) => IDataObject[];
 	/**
@@ -44,9 +44,9 @@ export function writeOperation(spec: {
 	return {
 		kind: 'item',
 		description: forOperation(spec.resource, spec.operation, [...spec.properties, writeOptions]),
-		async parse(itemIndex) {
+		parse(itemIndex) {
 			return {
-				...(await spec.parse(this, itemIndex)),
+				...spec.parse(this, itemIndex),
 				idempotencyKey: idempotencyKeyFor(this, itemIndex),
 				settings: requestSettings(this, itemIndex),
 			};

@@ -1,16 +1,11 @@
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
-import { toBoolean, toText } from '../../../shared/validation';
+import { toBoolean, toSecret, toText } from '../../../shared/validation';
 import { param } from '../readers';
 import { writeOperation } from '../writeOperation';
 import { brandProperty, pickedId } from '../pickers';
-import { channelSecrets } from './channelAccount';
 
-/**
- * Body fields the connect operation takes from Additional Fields, with their labels; only those set
- * are sent. The channel secrets (apiKey, apiSecret, logInPassword) come from the Marketplace Sale
- * Channel Account credential instead (channelAccount.ts), so that no secret is a node parameter.
- */
+/** Body fields the connect operation accepts besides saleChannelName, with their labels; only those set are sent. */
 const OPTIONAL_FIELDS: Record<string, string> = {
 	region: 'Region',
 	brandIdInSaleChannel: 'Brand ID in Sale Channel',
@@ -19,6 +14,28 @@ const OPTIONAL_FIELDS: Record<string, string> = {
 	logInEmail: 'Log In Email',
 	inventoryScope: 'Inventory Scope',
 };
+
+/**
+ * The channel account's secrets among those fields: masked in the editor, never shown in an error,
+ * the password sent as typed (see toSecret).
+ */
+const SECRET_FIELDS: Record<string, string> = {
+	apiKey: 'API Key',
+	apiSecret: 'API Secret',
+	logInPassword: 'Log In Password',
+};
+
+/** A masked field of the channel account; `what` completes "The channel account's …". */
+function secretField(name: string, what: string): INodeProperties {
+	return {
+		displayName: SECRET_FIELDS[name],
+		name,
+		type: 'string',
+		typeOptions: { password: true },
+		default: '',
+		description: `The channel account's ${what}. Saved in the workflow like any field; an expression that reads it from elsewhere (e.g. $env) keeps it out.`,
+	};
+}
 
 /** POST /v1/brands/{brandId}/sale-channels/connect (permission saleChannelAuth.write). */
 export const connect = writeOperation({
@@ -42,9 +59,10 @@ export const connect = writeOperation({
 			type: 'collection',
 			placeholder: 'Add Field',
 			default: {},
-			description:
-				"Channel-specific inputs; only the ones you add are sent. The channel account's secrets are in the Marketplace Sale Channel Account credential.",
+			description: 'Channel-specific inputs; only the ones you add are sent',
 			options: [
+				secretField('apiKey', 'API key'),
+				secretField('apiSecret', 'API secret'),
 				{
 					displayName: 'Brand ID in Sale Channel',
 					name: 'brandIdInSaleChannel',
@@ -79,9 +97,9 @@ export const connect = writeOperation({
 					type: 'string',
 					placeholder: 'e.g. nathan@example.com',
 					default: '',
-					description:
-						'Email of the channel account login; its password is in the Marketplace Sale Channel Account credential',
+					description: 'Email of the channel account login',
 				},
+				secretField('logInPassword', 'login password'),
 				{
 					displayName: 'Region',
 					name: 'region',
@@ -92,7 +110,7 @@ export const connect = writeOperation({
 			],
 		},
 	],
-	async parse(ctx, itemIndex) {
+	parse(ctx, itemIndex) {
 		const brandId = pickedId(ctx, 'brandId', itemIndex);
 		const saleChannelName = toText(
 			param(ctx, 'saleChannelName', itemIndex),
@@ -111,7 +129,14 @@ export const connect = writeOperation({
 			const value = toText(additional[name], field);
 			if (value !== undefined) body[name] = value;
 		}
-		Object.assign(body, await channelSecrets(ctx, itemIndex));
+		for (const [name, label] of Object.entries(SECRET_FIELDS)) {
+			const secret = toSecret(
+				additional[name],
+				`Additional Fields > ${label}`,
+				name === 'logInPassword',
+			);
+			if (secret !== undefined) body[name] = secret;
+		}
 		return { pathParams: { brandId }, body };
 	},
 });
