@@ -2,8 +2,9 @@
  * "Once" in n8n-core's real engine against the sandbox over HTTP (once.ts): each event and each order
  * runs the workflow once; a copy (the service's retry after a lost answer, a redelivery, the
  * order.created of an order a check ran) starts an execution with no output. The keys live in n8n's
- * deduplication store (the harness database's `processed_data` row, n8n's helper over it); a second
- * n8n process is a harness on the same database.
+ * deduplication store (the harness database's `processed_data` row, n8n's helper over it), and
+ * beside them each run's `hour:<UTC hour>` mark, which the check looks up (catchUp.ts); a second n8n
+ * process is a harness on the same database.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +12,11 @@ import type { AddressInfo } from 'node:net';
 import { DataDeduplicationService } from 'n8n-core';
 import type { IDataObject } from 'n8n-workflow';
 
-import { DEFAULT_HISTORY_SIZE, MIN_HISTORY_SIZE } from '../../nodes/MarketplaceTrigger/once';
+import {
+	DEFAULT_HISTORY_SIZE,
+	hourMark,
+	MIN_HISTORY_SIZE,
+} from '../../nodes/MarketplaceTrigger/once';
 import { processedDataHash } from '../engine/triggers';
 import {
 	caughtUp,
@@ -60,6 +65,19 @@ async function secondProcess(t: TriggerHarness, apiKey: string): Promise<Trigger
 /** The keys n8n's store holds for the trigger, as hashes in recording order. */
 const storedHashes = (t: TriggerHarness) => (t.processedData()?.value.data ?? []) as string[];
 
+/** The hashes n8n's store keeps for `keys`. */
+const hashes = (...keys: string[]) => keys.map(processedDataHash);
+
+const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
+
+/** Moves the shared clock to `minute` past the next full hour; returns that hour's start. */
+async function nextHourAt(minute: number): Promise<number> {
+	const hour = (Math.floor(shared.now() / HOUR_MS) + 1) * HOUR_MS;
+	await shared.advance(hour + minute * MINUTE_MS - shared.now());
+	return hour;
+}
+
 /** An order.created event as the service would sign it, for an order id of the test's choosing. */
 const orderCreated = (
 	orderId: number,
@@ -71,8 +89,9 @@ const orderCreated = (
 	data: { brandId: 1, orderId },
 });
 
-test('an order.created delivery runs once; a copy starts an execution with no output; n8n is asked to keep History Size keys', async () => {
+test("an order.created delivery runs once; a copy starts an execution with no output; each run records its key and its hour's mark, and n8n is asked to keep History Size keys", async () => {
 	const { brandId, t } = await published();
+	const hour = await nextHourAt(5);
 	const record = jest.spyOn(DataDeduplicationService.getInstance(), 'checkProcessedAndRecord');
 	const { order } = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);
@@ -86,10 +105,13 @@ test('an order.created delivery runs once; a copy starts an execution with no ou
 		[undefined, 0],
 	]);
 	expect(t.responses.map((r) => r.status)).toEqual([200, 200]);
-	expect(storedHashes(t)).toEqual([processedDataHash(`order:${order.id}`)]);
+	// the mark is the hour of the run (UTC, ISO to the hour); the copy's run records it again
+	expect(hourMark(hour + 5 * MINUTE_MS)).toBe(`hour:${new Date(hour).toISOString().slice(0, 13)}`);
+	expect(storedHashes(t)).toEqual(hashes(`order:${order.id}`, hourMark(hour)));
+	const recorded = [`order:${order.id}`, hourMark(hour)];
 	expect(record.mock.calls.map((call) => [call[0], call[1], call[3]])).toEqual([
-		[[`order:${order.id}`], 'node', { mode: 'entries', maxEntries: DEFAULT_HISTORY_SIZE }],
-		[[`order:${order.id}`], 'node', { mode: 'entries', maxEntries: DEFAULT_HISTORY_SIZE }],
+		[recorded, 'node', { mode: 'entries', maxEntries: DEFAULT_HISTORY_SIZE }],
+		[recorded, 'node', { mode: 'entries', maxEntries: DEFAULT_HISTORY_SIZE }],
 	]);
 });
 
@@ -265,26 +287,30 @@ test("two n8n processes on one database, copies at both at the same instant: n8n
 	);
 });
 
-test(`History Size: a copy is recognised while fewer than History Size keys came after it (${MIN_HISTORY_SIZE} here), and runs again after`, async () => {
-	const { apiKey, brandId, t } = await published({ options: { historySize: MIN_HISTORY_SIZE } });
+test(`History Size: a copy is recognised while fewer than History Size keys came after it (${MIN_HISTORY_SIZE} here), each hour's mark one of them, and runs again after`, async () => {
+	const { brandId, t } = await published({ options: { historySize: MIN_HISTORY_SIZE } });
+	const h0 = await nextHourAt(5);
 	await t.startTrigger();
 	const first = (await bench.control.createOrder({ brandId })).order.id;
 	await t.waitForRuns(1);
 	const copy = t.runs[0][0][0].json;
+	expect(storedHashes(t)).toEqual(hashes(`order:${first}`, hourMark(h0)));
 	await t.stopTrigger();
-	// 99 orders more, which the check at the next start records in one run
-	await bench.control.generateOrders({ count: MIN_HISTORY_SIZE - 1, brandId });
-	await shared.advance(60_000);
+	// 98 orders more, which the check at the next start (in the same hour) records in one run: with
+	// the hour's mark, 100 keys
+	await bench.control.generateOrders({ count: MIN_HISTORY_SIZE - 2, brandId });
+	await shared.advance(MINUTE_MS);
 	await t.startTrigger('init');
 	await settle(t);
-	expect(caughtUp(t)).toHaveLength(MIN_HISTORY_SIZE - 1);
+	expect(caughtUp(t)).toHaveLength(MIN_HISTORY_SIZE - 2);
 	expect(storedHashes(t)).toHaveLength(MIN_HISTORY_SIZE);
-	expect(storedHashes(t)[0]).toBe(processedDataHash(`order:${first}`));
+	expect(storedHashes(t).slice(0, 2)).toEqual(hashes(`order:${first}`, hourMark(h0)));
 	await deliverWithSecret(t, copy);
 	await settle(t);
 	expect(t.runs).toHaveLength(2);
 
-	// the 100th key after it: the oldest is dropped, and its copy runs again
+	// the 100th key after it: the oldest is dropped, and its copy runs again (its key goes in again,
+	// and pushes out the next oldest, the hour's mark)
 	await deliverWithSecret(t, orderCreated(7777));
 	await settle(t);
 	expect(storedHashes(t)).toHaveLength(MIN_HISTORY_SIZE);
@@ -293,7 +319,58 @@ test(`History Size: a copy is recognised while fewer than History Size keys came
 	await settle(t);
 	expect(t.runs).toHaveLength(4);
 	expect(t.runs[3][0][0].json).toMatchObject({ data: { orderId: first } });
-	expect(apiKey).toBeTruthy();
+	expect(storedHashes(t)).not.toContain(processedDataHash(hourMark(h0)));
+	expect(storedHashes(t).slice(-2)).toEqual(hashes('order:7777', `order:${first}`));
+
+	// in the next hour, a run records two new keys (its event and the hour's mark): two oldest go
+	const oldest = storedHashes(t).slice(0, 3);
+	await shared.advance(HOUR_MS);
+	await deliverWithSecret(t, orderCreated(7778));
+	await settle(t);
+	expect(storedHashes(t)).toHaveLength(MIN_HISTORY_SIZE);
+	expect(storedHashes(t)[0]).toBe(oldest[2]);
+	expect(storedHashes(t)).not.toContain(oldest[1]);
+	expect(storedHashes(t).slice(-2)).toEqual(hashes('order:7778', hourMark(h0 + HOUR_MS)));
+});
+
+test("the check's look-up of the marked hours leaves no probe mark behind and pushes no key out: the row after the check is the row before it and the check's own hour mark", async () => {
+	const { brandId, t } = await published({ options: { historySize: MIN_HISTORY_SIZE } });
+	const h0 = await nextHourAt(5);
+	await t.startTrigger();
+	await t.stopTrigger();
+	// 97 orders no delivery brought, run by a check in hour 0, and one delivered: 99 keys
+	await bench.control.generateOrders({ count: MIN_HISTORY_SIZE - 3, brandId });
+	await shared.advance(5 * MINUTE_MS);
+	await t.startTrigger('init');
+	await settle(t);
+	const delivered = (await bench.control.createOrder({ brandId })).order.id;
+	await t.waitForRuns(2);
+	await settle(t);
+	await t.stopTrigger();
+	const before = storedHashes(t);
+	expect(before).toHaveLength(MIN_HISTORY_SIZE - 1);
+	expect(before.slice(-2)).toEqual(hashes(hourMark(h0), `order:${delivered}`));
+
+	// the check in hour 2 looks at hours 1 back to 46 back: 47 marks not there, one found (hour 0)
+	const record = jest.spyOn(DataDeduplicationService.getInstance(), 'checkProcessedAndRecord');
+	const remove = jest.spyOn(DataDeduplicationService.getInstance(), 'removeProcessed');
+	await shared.advance(2 * HOUR_MS);
+	await t.startTrigger('init');
+	await settle(t);
+	const check = t.executions.at(-1)!;
+	expect(check.source).toBe('trigger');
+	expect(check.output).toEqual([[]]);
+	const probes = Array.from({ length: 48 }, (_, back) => hourMark(h0 + HOUR_MS - back * HOUR_MS));
+	const lookUp = { mode: 'entries', maxEntries: MIN_HISTORY_SIZE + 48 };
+	expect(record.mock.calls[0].slice(0, 2)).toEqual([probes, 'node']);
+	expect(record.mock.calls[0][3]).toEqual(lookUp);
+	expect(remove.mock.calls).toHaveLength(1);
+	expect(remove.mock.calls[0].slice(0, 2)).toEqual([
+		probes.filter((mark) => mark !== hourMark(h0)),
+		'node',
+	]);
+	expect(remove.mock.calls[0][3]).toEqual(lookUp);
+	expect(storedHashes(t)).toEqual([...before, ...hashes(hourMark(h0 + 2 * HOUR_MS))]);
 });
 
 test('when the store throws, the event runs marked with storageWarning (a copy of it may run again)', async () => {
