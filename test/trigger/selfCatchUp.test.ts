@@ -1,12 +1,16 @@
 /**
  * Check Every 5 Minutes (catchUp.ts `startChecks`): trigger() registers n8n's cron, and each tick
- * emits a check of the window since 15 minutes before the previous check. In n8n-core's real engine
+ * emits a check `{marketplaceCheck: 'interval', startedAt, until}`; its run reads from 15 minutes
+ * before the newest hour marked in n8n's store before the tick's own (once.ts `hour:` marks, one
+ * recorded by every run, a check's that finds nothing too), or from the workflow's first start when
+ * there is none; a failed check marks nothing, so the next tick reads its window again. In n8n-core's real engine
  * against the sandbox over HTTP, n8n's scheduler replaced by one a test ticks (helpers.ts
  * `tickCrons`), on one clock for the trigger and the sandbox (helpers.ts `SharedClock`).
  */
-import type { IDataObject } from 'n8n-workflow';
-
-import { CHECK_CRON, CHECK_FIELD, CHECK_MARGIN_MS } from '../../nodes/MarketplaceTrigger/catchUp';
+import { CHECK_CRON, CHECK_FIELD } from '../../nodes/MarketplaceTrigger/catchUp';
+import { hourMark } from '../../nodes/MarketplaceTrigger/once';
+import { isoSeconds } from '../../nodes/shared/transport/queryEncoding';
+import { processedDataHash } from '../engine/triggers';
 import {
 	caughtUp,
 	forgetCrons,
@@ -49,11 +53,32 @@ async function tick(t: TriggerHarness): Promise<void> {
 	await settle(t);
 }
 
+/** The order-list reads the sandbox received after `since`. */
+const listReadsSince = async (since: number) =>
+	(await bench.control.requests(since)).filter((r) => r.route === 'listOrders');
+
 /** The API keys of the order-list reads the sandbox received after `since`. */
-async function readersSince(since: number): Promise<string[]> {
-	return (await bench.control.requests(since))
-		.filter((r) => r.route === 'listOrders')
-		.map((r) => String(r.headers.authorization));
+const readersSince = async (since: number) =>
+	(await listReadsSince(since)).map((r) => String(r.headers.authorization));
+
+/** The startDate of each order-list read the sandbox received after `since`. */
+const startDatesSince = async (since: number) =>
+	(await listReadsSince(since)).map((r) => new URLSearchParams(r.rawQuery).get('startDate'));
+
+const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
+
+/** Moves the shared clock on to `ms`. */
+const to = async (ms: number) => await shared.advance(ms - shared.now());
+
+/** The start of the next full hour after the shared clock's time. */
+const nextHour = () => (Math.floor(shared.now() / HOUR_MS) + 1) * HOUR_MS;
+
+/** n8n's cron fires at `ms` (the shared clock moved there); the check's run ends. */
+async function tickAt(t: TriggerHarness, ms: number): Promise<void> {
+	await to(ms);
+	tickCrons();
+	await settle(t);
 }
 
 test('the option registers n8n cron every 5 minutes; without it none is registered', async () => {
@@ -67,25 +92,35 @@ test('the option registers n8n cron every 5 minutes; without it none is register
 	expect(CHECK_CRON).toBe('0 */5 * * * *');
 });
 
-test('a tick runs a check of the window since 15 minutes before the previous check; finding nothing, it outputs nothing', async () => {
+test("a tick's check reads from the first start while nothing is marked, then from 15 minutes before the newest hour marked before its own; finding nothing, it outputs nothing and records its hour", async () => {
 	const { apiKey } = await bench.user();
 	const t = await bench.trigger(apiKey, interval);
+	const h0 = nextHour();
+	await to(h0 + 5 * MINUTE_MS);
 	await t.startTrigger();
-	const started = t.staticData.checkedUntil as number;
+	const startedAt = t.staticData.startedAt as number;
 	const seq = await bench.lastSeq();
-	await tick(t);
-	await tick(t);
-	expect(ticks(t)).toHaveLength(2);
-	const [first, second] = ticks(t).map((e) => e.input[0][0].json as IDataObject);
-	expect(Date.parse(String(first.since))).toBe(started - CHECK_MARGIN_MS);
-	// the second window begins 15 minutes before the first tick's check
-	expect(Date.parse(String(second.since))).toBe(Date.parse(String(first.until)) - CHECK_MARGIN_MS);
-	expect(ticks(t).map((e) => [e.error, e.output])).toEqual([
-		[undefined, [[]]],
-		[undefined, [[]]],
-	]);
-	expect(await readersSince(seq)).toEqual([`Bearer ${apiKey}`, `Bearer ${apiKey}`]);
+	// the first start emitted no check; ticks at 1:55, 2:05 and 2:10
+	await tickAt(t, h0 + HOUR_MS + 55 * MINUTE_MS);
+	await tickAt(t, h0 + 2 * HOUR_MS + 5 * MINUTE_MS);
+	await tickAt(t, h0 + 2 * HOUR_MS + 10 * MINUTE_MS);
+	expect(t.executions).toEqual(ticks(t));
+	expect(ticks(t).map((e) => e.input[0][0].json)).toEqual(
+		Array(3).fill({
+			[CHECK_FIELD]: 'interval',
+			startedAt: new Date(startedAt).toISOString(),
+			until: expect.any(String),
+		}),
+	);
+	// the tick at 2:10 does not count the mark of its own hour, which the tick at 2:05 recorded
+	const fromHourOne = isoSeconds(h0 + HOUR_MS - 15 * MINUTE_MS);
+	expect(await startDatesSince(seq)).toEqual([isoSeconds(startedAt), fromHourOne, fromHourOne]);
+	expect(ticks(t).map((e) => [e.error, e.output])).toEqual(Array(3).fill([undefined, [[]]]));
+	expect(await readersSince(seq)).toEqual(Array(3).fill(`Bearer ${apiKey}`));
 	expect(t.runs).toHaveLength(0);
+	expect(t.processedData()?.value.data).toEqual(
+		[hourMark(h0 + HOUR_MS), hourMark(h0 + 2 * HOUR_MS)].map(processedDataHash),
+	);
 });
 
 test("orders whose deliveries a proxy drops while the trigger stays active run once at the next tick; the service's late retries output nothing", async () => {
@@ -136,19 +171,27 @@ test('each check reads with the credential as it is at that check: a key changed
 	expect(caughtUp(t)).toEqual([order]);
 });
 
-test('a failing interval check is covered by the next one: its window overlaps the failed one', async () => {
+test('failing interval checks mark no hour, so the next tick that works reads their windows again, also an hour later', async () => {
 	const { apiKey, brandId, userId } = await bench.user();
 	const t = await bench.trigger(apiKey, interval);
+	// first started in the hour before hour 0; a tick in hour 0 marks it
+	const h0 = nextHour() + HOUR_MS;
+	await to(h0 - 55 * MINUTE_MS);
 	await t.startTrigger();
-	const order = (await bench.control.createOrder({ brandId })).order.id;
+	await tickAt(t, h0 + 10 * MINUTE_MS);
 	await bench.control.revokeKey(apiKey);
-	await tick(t);
-	expect(ticks(t)[0].error?.name).toBe('NodeApiError');
+	const order = (await bench.control.createOrder({ brandId })).order.id;
+	// ticks in hours 1 and 2 fail (401): were their hours marked, the tick in hour 3 would read from 1:45
+	await tickAt(t, h0 + HOUR_MS + 25 * MINUTE_MS);
+	await tickAt(t, h0 + 2 * HOUR_MS + 5 * MINUTE_MS);
+	expect(ticks(t).map((e) => e.error?.name)).toEqual([undefined, 'NodeApiError', 'NodeApiError']);
 	const { apiKey: fixed } = await bench.control.createKey(userId);
 	t.credentialsHelper.setCredentials({
 		marketplaceApi: { baseUrl: bench.sandbox.baseUrl, apiKey: fixed },
 	});
-	await tick(t);
-	expect(ticks(t)[1].error).toBeUndefined();
+	const seq = await bench.lastSeq();
+	await tickAt(t, h0 + 3 * HOUR_MS + 5 * MINUTE_MS);
+	expect(ticks(t)[3].error).toBeUndefined();
+	expect(await startDatesSince(seq)).toEqual([isoSeconds(h0 - 15 * MINUTE_MS)]);
 	expect(caughtUp(t)).toEqual([order]);
 });
