@@ -14,8 +14,9 @@
  * before the check's own, in which the workflow ran something: up to then it was receiving its
  * deliveries. Without a mark in the last LOOKED_BACK_MS it reads that far back. It never reads orders
  * created before the workflow's first start (`startedAt`, the one thing trigger() keeps in the static
- * data): they were never its to run. A check whose read fails records no mark, so the next check reads
- * its window again.
+ * data): they were never its to run. A check whose read fails records no hour mark but a gap mark
+ * where its window began, so the next check reads from there, whatever ran meanwhile; the check that
+ * reads it removes it.
  */
 import type {
 	IDataObject,
@@ -28,7 +29,7 @@ import { normaliseEventTypes } from '../shared/routes';
 import { transportClock } from '../shared/transport/clock';
 import { readAll } from '../shared/transport/pagination';
 import { isoSeconds } from '../shared/transport/queryEncoding';
-import { newestMarkedHour, ORDER_CREATED } from './once';
+import { markGaps, marksIn, ORDER_CREATED } from './once';
 
 /** The field of the item trigger() emits for a check: why it checks. */
 export const CHECK_FIELD = 'marketplaceCheck';
@@ -93,22 +94,33 @@ export async function caughtUpOrders(
 	const until = Date.parse(String(check.until));
 	const startedAt = Date.parse(String(check.startedAt));
 	if (!Number.isFinite(until) || !Number.isFinite(startedAt)) return [];
-	// the hours before the check's own: a retry of the check finds the marks it found
+	// the check's own hour and the 48 before it
 	const hours = Array.from(
-		{ length: LOOKED_BACK_MS / HOUR_MS },
-		(_, back) => (Math.floor(until / HOUR_MS) - 1 - back) * HOUR_MS,
+		{ length: LOOKED_BACK_MS / HOUR_MS + 1 },
+		(_, back) => (Math.floor(until / HOUR_MS) - back) * HOUR_MS,
 	);
-	const marked = await newestMarkedHour(ctx, hours, historySize);
+	const { ran, gaps } = await marksIn(ctx, hours, historySize);
+	// a mark of the check's own hour may come from runs after it: a retry must find what it found
+	const lastRan = ran.find((hour) => hour < hours[0]);
 	const since = Math.max(
-		marked === undefined ? until - LOOKED_BACK_MS : marked - CHECK_MARGIN_MS,
+		Math.min(lastRan === undefined ? until - LOOKED_BACK_MS : lastRan - CHECK_MARGIN_MS, ...gaps),
+		until - LOOKED_BACK_MS,
 		startedAt,
 	);
-	const orders = await readAll.call(ctx, {
-		route: 'listOrders',
-		query: { startDate: isoSeconds(since) },
-		returnAll: true,
-		itemIndex,
-	});
+	let orders: IDataObject[];
+	try {
+		orders = await readAll.call(ctx, {
+			route: 'listOrders',
+			query: { startDate: isoSeconds(since) },
+			returnAll: true,
+			itemIndex,
+		});
+	} catch (error) {
+		// the next check reads from here, whatever runs meanwhile
+		await markGaps(ctx, [since], historySize, true);
+		throw error;
+	}
+	await markGaps(ctx, gaps, historySize, false);
 	const withCurrent =
 		(ctx.getNodeParameter('options', itemIndex, {}) as CheckOptions).fetchCurrentState === true;
 	return orders

@@ -11,6 +11,7 @@
  * | this event ran                              | `event:<id>`      | the store | History Size keys | execute(), published | execute()       |
  * | this order ran (its order.created, a check) | `order:<orderId>` | the store | History Size keys | execute(), published | execute()       |
  * | the workflow ran something in this hour     | `hour:<UTC hour>` | the store | History Size keys | execute(), published | the check (catchUp.ts) |
+ * | a check could not read from this hour on    | `gap:<UTC hour>`  | the store | until a check reads it | the check   | the check (catchUp.ts) |
  *
  * So a copy of an event (same webhook-id, or the order.created of an order a check ran) may start an
  * execution, but that execution outputs nothing and no node after the trigger runs. What n8n's store
@@ -84,16 +85,18 @@ async function recordInTurn<T>(ctx: IExecuteFunctions, work: () => Promise<T>): 
 export type Recorded = { fresh: Set<string> } | { error: Error };
 
 /**
- * Records `keys`, and the mark of the hour of `nowMs`, in n8n's deduplication store and returns the
- * keys that were not there before. A key given twice counts once.
+ * Records `keys`, and the mark of the hour of `nowMs` (none when undefined: a check of this run
+ * failed), in n8n's deduplication store and returns the keys that were not there before. A key given
+ * twice counts once.
  */
 export async function recordOnce(
 	ctx: IExecuteFunctions,
 	keys: string[],
 	historySize: number,
-	nowMs: number,
+	nowMs: number | undefined,
 ): Promise<Recorded> {
-	const unique = [...new Set([...keys, hourMark(nowMs)])];
+	const unique = [...new Set([...keys, ...(nowMs === undefined ? [] : [hourMark(nowMs)])])];
+	if (unique.length === 0) return { fresh: new Set() };
 	try {
 		const result = await recordInTurn(
 			ctx,
@@ -109,24 +112,49 @@ export async function recordOnce(
 	}
 }
 
+/** The mark of a check that could not read its window, which began in the hour of `sinceMs` (UTC). */
+export function gapMark(sinceMs: number): string {
+	return `gap:${new Date(sinceMs).toISOString().slice(0, 13)}`;
+}
+
 /**
- * The newest of `hours` (Unix ms of hour starts) whose mark is in the store. n8n's helper only looks
- * by recording, so the marks it did not find are removed again in the same turn; the store keeps
- * them all meanwhile (a larger maxEntries), so no key of an event is pushed out by the look.
+ * Which of `hours` (Unix ms of hour starts, newest first) have a mark in the store: the workflow ran
+ * something then (`ran`), or a check could not read from then (`gaps`). n8n's helper only looks by
+ * recording, so the marks it did not find are removed again in the same turn; the store keeps them
+ * all meanwhile (a larger maxEntries), so no key of an event is pushed out by the look.
  */
-export async function newestMarkedHour(
+export async function marksIn(
 	ctx: IExecuteFunctions,
 	hours: number[],
 	historySize: number,
-): Promise<number | undefined> {
-	const marks = hours.map(hourMark);
+): Promise<{ ran: number[]; gaps: number[] }> {
+	const marks = [...hours.map(hourMark), ...hours.map(gapMark)];
 	const options = { mode: 'entries', maxEntries: historySize + marks.length } as const;
 	const found = await recordInTurn(ctx, async () => {
 		const result = await ctx.helpers.checkProcessedAndRecord(marks, 'node', options);
 		if (result.new.length > 0) await ctx.helpers.removeProcessed(result.new, 'node', options);
 		return new Set(result.processed.map(String));
 	});
-	return hours.find((hour) => found.has(hourMark(hour)));
+	return {
+		ran: hours.filter((hour) => found.has(hourMark(hour))),
+		gaps: hours.filter((hour) => found.has(gapMark(hour))),
+	};
+}
+
+/** Records the gap a failed check leaves, or (`keep` false) removes gaps a check has read. */
+export async function markGaps(
+	ctx: IExecuteFunctions,
+	hours: number[],
+	historySize: number,
+	keep: boolean,
+): Promise<void> {
+	if (hours.length === 0) return;
+	const options = { mode: 'entries', maxEntries: historySize } as const;
+	const marks = hours.map(gapMark);
+	await recordInTurn(ctx, async () => {
+		if (keep) await ctx.helpers.checkProcessedAndRecord(marks, 'node', options);
+		else await ctx.helpers.removeProcessed(marks, 'node', options);
+	});
 }
 
 /**

@@ -46,7 +46,8 @@ export async function runItems(
 		ctx,
 		candidates.map(({ json }) => keyOf(json)),
 		historySize,
-		transportClock().now(),
+		// a check that failed leaves its hour unmarked (its gap mark says where to read from)
+		failed.length === 0 ? transportClock().now() : undefined,
 	);
 	if ('error' in recorded)
 		ctx.logger.warn(`Marketplace Trigger could not record its events: ${recorded.error.message}`);

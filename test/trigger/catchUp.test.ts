@@ -466,36 +466,28 @@ test('a start after a failed check reads the failed window again (it recorded no
 	expect(caughtUp(t)).toEqual([missed]);
 });
 
-// BUG (see the report): every published run records its hour, a delivery's too. A delivery that runs
-// after a failed check, in an hour before the next check's, is the newest mark that check finds, and
-// the window the failed check should have read is never read again.
-test.failing(
-	'BUG: a start after a failed check reads the failed window again also when a delivery ran in between',
-	async () => {
-		const { brandId, t, h0, missed } = await failedCheckInHourTwo();
-		// n8n runs on and receives a delivery in hour 2
-		await to(h0 + 2 * HOUR_MS + 20 * MINUTE_MS);
-		await delivered(t, brandId);
-		await t.stopTrigger();
-		await to(h0 + 3 * HOUR_MS + 10 * MINUTE_MS);
-		await startAgain(t);
-		expect(caughtUp(t)).toEqual([missed]);
-	},
-);
+// Every published run records its hour, a delivery's too: the failed check's gap mark keeps the next
+// check reading from where the failed one began, also when a delivery ran in between.
+test('a start after a failed check reads the failed window again also when a delivery ran in between', async () => {
+	const { brandId, t, h0, missed } = await failedCheckInHourTwo();
+	// n8n runs on and receives a delivery in hour 2
+	await to(h0 + 2 * HOUR_MS + 20 * MINUTE_MS);
+	await delivered(t, brandId);
+	await t.stopTrigger();
+	await to(h0 + 3 * HOUR_MS + 10 * MINUTE_MS);
+	await startAgain(t);
+	expect(caughtUp(t)).toEqual([missed]);
+});
 
-// BUG (see the report): with continueOnFail the failed check's run records its hour mark (run.ts
-// records the hour whether or not a check failed), so a check in a later hour skips the failed window.
-test.failing(
-	'BUG: a start after a check that failed with continueOnFail reads the failed window again',
-	async () => {
-		const { t, h0, missed } = await failedCheckInHourTwo({ continueOnFail: true });
-		expect(checks(t).at(-1)!.output?.[0][0].json.error).toMatch(/500/);
-		await t.stopTrigger();
-		await to(h0 + 3 * HOUR_MS + 10 * MINUTE_MS);
-		await startAgain(t);
-		expect(caughtUp(t)).toEqual([missed]);
-	},
-);
+// With continueOnFail the failed check's run outputs an error item and records no hour mark.
+test('a start after a check that failed with continueOnFail reads the failed window again', async () => {
+	const { t, h0, missed } = await failedCheckInHourTwo({ continueOnFail: true });
+	expect(checks(t).at(-1)!.output?.[0][0].json.error).toMatch(/500/);
+	await t.stopTrigger();
+	await to(h0 + 3 * HOUR_MS + 10 * MINUTE_MS);
+	await startAgain(t);
+	expect(caughtUp(t)).toEqual([missed]);
+});
 
 /** A delivery in hour 0, n8n down in hour 1 (an order's delivery never comes), and in hour 2 a start whose check's read fails. */
 async function failedCheckInHourTwo({ continueOnFail = false } = {}) {
