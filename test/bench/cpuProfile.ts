@@ -6,10 +6,15 @@
  * counted where it resumes).
  *
  * Run: .ci/with-node24 node -r ts-node/register/transpile-only test/bench/cpuProfile.ts <file.cpuprofile> [--window measured-window.json] [--top 25]
- *      [--against <other.cpuprofile> --against-window <its measured-window.json>]
+ *      [--against <other.cpuprofile> --against-window <its measured-window.json>] [--level N]
+ *      [--split [--label T] [--against-label F]]
  * --window: only the samples between `fromUs` and `toUs` (the monotonic clock, as V8 stamps samples;
  * floor.bench.ts --cpu-prof writes the file for its measured phase), and the time per delivery.
  * --against: instead of the summary, both measured phases per delivery, the frames that differ most.
+ * --level N: only concurrency level N's part of the measured phase (its own window and deliveries).
+ * --split: instead, ms per delivery of the parts a delivery of the trigger is judged by (n8n's
+ * deduplication helper, the JSON of its row, the database, this package, the HMAC), for this profile
+ * and, with --against, the other and the difference.
  * This package's code is what n8n loaded from a `dist/nodes/` or `dist/credentials/` folder outside
  * any node_modules (n8n resolves the linked package to its real path).
  */
@@ -59,6 +64,126 @@ export interface Window {
 	fromUs: number;
 	toUs: number;
 	deliveries?: number;
+	/** per concurrency level (floor.bench.ts writes them since its per-level windows) */
+	levels?: Array<{ level: number; fromUs: number; toUs: number; deliveries: number }>;
+}
+
+/** `window`, or its level `level` when one is asked for. */
+export function windowOf(window: Window, level?: number): Window {
+	if (level === undefined) return window;
+	const found = window.levels?.find((l) => l.level === level);
+	if (!found) throw new Error(`the window has no level ${level}`);
+	return found;
+}
+
+/**
+ * The parts of a delivery the split reports, each a test on a sample's stack (synchronous frames
+ * only: time after an await counts where it resumes, so the database's callbacks are not under the
+ * helper that awaited them) or on its own frame.
+ */
+const isDedup = (n: ProfileNode) => /deduplication/i.test(n.callFrame.url);
+const SPLIT: Array<{
+	name: string;
+	on: 'stack' | 'self';
+	test: (n: ProfileNode) => boolean;
+	/** a stack with such a frame does not count */
+	unless?: (n: ProfileNode) => boolean;
+}> = [
+	{
+		name: "n8n's deduplication helper, synchronous (`DeduplicationHelper`, n8n-core's helper functions, the md5 of each key, the queries it builds)",
+		on: 'stack',
+		test: isDedup,
+	},
+	{
+		name: "JSON of `simple-json` columns (typeorm `stringToSimpleJson`, `simpleJsonToString`): T's deduplication row, and both targets' execution data",
+		on: 'stack',
+		test: (n) => /^(stringToSimpleJson|simpleJsonToString)$/.test(n.callFrame.functionName),
+	},
+	{ name: 'database (sqlite3, typeorm), self', on: 'self', test: (n) => cat(n) === 'database' },
+	{ name: "n8n's own code, self", on: 'self', test: (n) => cat(n) === 'n8n' },
+	{ name: 'this package, self', on: 'self', test: (n) => cat(n) === 'this package' },
+	{
+		name: 'under a frame of this package (inclusive: its own frames and what they call)',
+		on: 'stack',
+		test: (n) => cat(n) === 'this package',
+	},
+	{
+		name: "under a frame of this package, less n8n's deduplication helper it calls (the package's own work)",
+		on: 'stack',
+		test: (n) => cat(n) === 'this package',
+		unless: isDedup,
+	},
+	{
+		name: "the HMAC of the verification (under this package's `hmac`)",
+		on: 'stack',
+		test: (n) =>
+			cat(n) === 'this package' &&
+			n.callFrame.functionName === 'hmac' &&
+			n.callFrame.url.includes('webhookVerifier'),
+	},
+	{
+		name: "under this package's `webhook` (receive: verification, item)",
+		on: 'stack',
+		test: (n) =>
+			cat(n) === 'this package' &&
+			n.callFrame.functionName === 'webhook' &&
+			n.callFrame.url.includes('MarketplaceTrigger.node'),
+	},
+	{
+		name: "under this package's `execute` (runItems, once.ts, to the first await)",
+		on: 'stack',
+		test: (n) =>
+			cat(n) === 'this package' &&
+			n.callFrame.functionName === 'execute' &&
+			n.callFrame.url.includes('MarketplaceTrigger.node'),
+	},
+	{ name: 'Node internals, self', on: 'self', test: (n) => cat(n) === 'node' },
+	{ name: 'garbage collector', on: 'self', test: (n) => cat(n) === 'gc' },
+	{ name: '(program)', on: 'self', test: (n) => cat(n) === 'program' },
+	{ name: 'all, not idle', on: 'self', test: (n) => cat(n) !== 'idle' },
+];
+
+/** ms per delivery of each part of SPLIT, in the window of `file`. */
+export function splitPerDelivery(file: string, window: Window): number[] {
+	const { profile, byId } = readProfile(file);
+	const parent = new Map<number, number>();
+	for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+	const totals = SPLIT.map(() => 0);
+	for (const [id, us] of sampledSelfUs(profile, window)) {
+		const self = byId.get(id)!;
+		SPLIT.forEach((part, i) => {
+			if (part.on === 'self') {
+				if (part.test(self)) totals[i] += us;
+				return;
+			}
+			let found = false;
+			for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+				const frame = byId.get(cur)!;
+				if (part.unless?.(frame)) return;
+				if (part.test(frame)) found = true;
+			}
+			if (found) totals[i] += us;
+		});
+	}
+	return totals.map((us) => us / 1000 / (window.deliveries ?? 1));
+}
+
+/** The split as markdown: one column per profile, and the first less the second when two are given. */
+export function split(profiles: Array<{ label: string; file: string; window: Window }>): string {
+	const columns = profiles.map((p) => splitPerDelivery(p.file, p.window));
+	const two = profiles.length === 2;
+	const heads = profiles.map((p) => `${p.label} (${p.window.deliveries ?? '?'} deliveries)`);
+	if (two) heads.push(`${profiles[0].label} - ${profiles[1].label}`);
+	const lines = [
+		`| ms of n8n's main thread per delivery | ${heads.join(' | ')} |`,
+		`|---|${heads.map(() => '---:').join('|')}|`,
+	];
+	SPLIT.forEach((part, i) => {
+		const cells = columns.map((c) => c[i].toFixed(3));
+		if (two) cells.push((columns[0][i] - columns[1][i]).toFixed(3));
+		lines.push(`| ${part.name} | ${cells.join(' | ')} |`);
+	});
+	return lines.join('\n');
 }
 
 /** Self time (µs) per profile node, of the samples inside `window` when one is given. */
@@ -229,26 +354,33 @@ if (require.main === module) {
 			: undefined;
 	const windowFile = opt('window');
 	const against = opt('against');
+	const level = opt('level') === undefined ? undefined : Number(opt('level'));
+	const readWindow = (f: string | undefined) => {
+		if (!f) throw new Error('--split and --against need --window (measured-window.json)');
+		return windowOf(JSON.parse(readFileSync(f, 'utf8')) as Window, level);
+	};
+	if (process.argv.includes('--split')) {
+		const profiles = [{ label: opt('label') ?? 'first', file, window: readWindow(windowFile) }];
+		if (against)
+			profiles.push({
+				label: opt('against-label') ?? 'second',
+				file: against,
+				window: readWindow(opt('against-window')),
+			});
+		console.log(split(profiles));
+		process.exit(0);
+	}
 	if (against) {
-		const read = (f: string | undefined) => {
-			if (!f)
-				throw new Error('--against needs --window and --against-window (measured-window.json)');
-			return JSON.parse(readFileSync(f, 'utf8')) as Window;
-		};
 		console.log(
 			compare(
-				{ file, window: read(windowFile) },
-				{ file: against, window: read(opt('against-window')) },
+				{ file, window: readWindow(windowFile) },
+				{ file: against, window: readWindow(opt('against-window')) },
 				Number(opt('top') ?? 25),
 			),
 		);
 		process.exit(0);
 	}
 	console.log(
-		summarise(
-			file,
-			Number(opt('top') ?? 25),
-			windowFile ? (JSON.parse(readFileSync(windowFile, 'utf8')) as Window) : undefined,
-		),
+		summarise(file, Number(opt('top') ?? 25), windowFile ? readWindow(windowFile) : undefined),
 	);
 }

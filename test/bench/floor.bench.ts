@@ -47,7 +47,8 @@
  * BENCH_PACKAGE_ROOT=<checkout>: n8n loads that checkout's dist/ (a commit built on its own) instead
  * of this work tree's. --cpu-prof DIR: n8n runs with `--cpu-prof` and writes its CPU profiles under
  * DIR/<setting>/, with measured-window.json: the throughput levels' start and end on the clock V8
- * stamps samples with, and the deliveries accepted then (summarise with cpuProfile.ts --window).
+ * stamps samples with, and the deliveries accepted then, in all and per level (`levels`; summarise
+ * with cpuProfile.ts --window, one level with --level N).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -299,7 +300,10 @@ async function measureSetting(
 		// the measured phase on the monotonic clock V8 stamps profile samples with (cpuProfile.ts --window)
 		const measuredFromUs = Number(process.hrtime.bigint() / 1000n);
 		let sliceNo = 0;
+		const levelWindows: Array<{ level: number; fromUs: number; toUs: number; deliveries: number }> =
+			[];
 		for (const level of opts.levels) {
+			const levelFromUs = Number(process.hrtime.bigint() / 1000n);
 			const tallies = Object.fromEntries(opts.targets.map((v) => [v, newTally()])) as Record<
 				Target,
 				Tally
@@ -312,6 +316,12 @@ async function measureSetting(
 					await sendSlice(v, events[v], level, tallies[v]);
 			}
 			rows.push({ level, tallies });
+			levelWindows.push({
+				level,
+				fromUs: levelFromUs,
+				toUs: Number(process.hrtime.bigint() / 1000n),
+				deliveries: Object.values(tallies).reduce((m, t) => m + t.ok, 0),
+			});
 			const f = tallies.f ? e2e(tallies.f) : NaN;
 			console.log(
 				`[bench] ${name} concurrency ${level}: ` +
@@ -332,6 +342,7 @@ async function measureSetting(
 					(n, row) => n + Object.values(row.tallies).reduce((m, t) => m + (t?.ok ?? 0), 0),
 					0,
 				),
+				levels: levelWindows,
 			};
 			writeFileSync(
 				join(resolve(opts.cpuProf, name), 'measured-window.json'),
