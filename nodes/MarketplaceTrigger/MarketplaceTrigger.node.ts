@@ -92,7 +92,7 @@ export class MarketplaceTrigger implements INodeType {
 						type: 'boolean',
 						default: true,
 						description:
-							'Whether to run the orders whose Order Created event never arrived (n8n was down or unreachable, a proxy dropped it). When the workflow starts (n8n starts, or you publish it), the trigger reads the orders created since its last check (at most two days back) and outputs each one that has not run, once, marked "caughtUp". Each check is one execution, with no output when nothing was missed. Needs Order Created among the event types.',
+							'Whether to run the orders whose Order Created event never arrived (n8n was down or unreachable, a proxy dropped it). When the workflow starts (n8n starts, or you publish it), the trigger reads the orders created since it last ran something (from 15 minutes before that hour, at most two days back) and outputs each one that has not run, once, marked "caughtUp". Each check is one execution, with no output when nothing was missed. Needs Order Created among the event types.',
 					},
 					{
 						displayName: 'Check Every 5 Minutes',

@@ -1,6 +1,6 @@
 /**
  * The service waits 10 seconds for a delivery's answer: the reads a delivery makes before it answers
- * (the current state, the catch-up, a sample) use a short timeout and two attempts at most (worst case
+ * (the current state, a sample) use a short timeout and two attempts at most (worst case
  * about 3 + 0.5 + 3 s), and a rate-limit wait that would push the answer past the limit answers 503
  * instead.
  */
