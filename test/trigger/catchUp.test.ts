@@ -4,7 +4,9 @@
  * the workflow's first start, which saves `startedAt`), n8n runs it, and its execute() reads the
  * orders created since 15 min before the newest hour marked in n8n's store (every published run
  * records `hour:<UTC hour>`, once.ts) among the 48 hours before the check's own; with no mark there,
- * since 48 h back; never since before `startedAt`. In n8n-core's real engine against the sandbox over
+ * since 48 h back; from the hour of an earlier gap mark (`gap:<UTC hour>`, left by a check whose read
+ * failed, where its window began; the check that reads it removes it) when that is earlier; never
+ * since before `startedAt`. In n8n-core's real engine against the sandbox over
  * HTTP, on one clock for both (helpers.ts `SharedClock`): no test waits for minutes.
  *
  * Orders made by `bench.control.createOrder` are delivered to an active endpoint (their runs mark
@@ -14,7 +16,7 @@
 import type { IDataObject, INode } from 'n8n-workflow';
 
 import { CHECK_FIELD, LOOKED_BACK_MS } from '../../nodes/MarketplaceTrigger/catchUp';
-import { hourMark } from '../../nodes/MarketplaceTrigger/once';
+import { gapMark, hourMark } from '../../nodes/MarketplaceTrigger/once';
 import { isoSeconds } from '../../nodes/shared/transport/queryEncoding';
 import { processedDataHash, type HarnessExecution } from '../engine/triggers';
 import {
@@ -430,8 +432,9 @@ async function retryOf(t: TriggerHarness, failed: HarnessExecution): Promise<Har
 	return await harness.execute('trigger', 'retry', failed.input);
 }
 
-test("a read that fails (500 on every attempt) fails the check's execution with a NodeApiError and records nothing; n8n's retry of it reads the same window and runs the order", async () => {
+test("a read that fails (500 on every attempt) fails the check's execution with a NodeApiError and records only the gap mark of its window's hour; n8n's retry of it reads the same window, runs the order and removes the gap mark", async () => {
 	const { apiKey, t, missed } = await startedOnce(20 * MINUTE_MS);
+	const startedAt = t.staticData.startedAt as number;
 	await bench.control.injectFault({ route: 'listOrders', mode: '500', count: 5 });
 	const seq = await bench.lastSeq();
 	await startAndStepUntilChecked(t);
@@ -441,29 +444,45 @@ test("a read that fails (500 on every attempt) fails the check's execution with 
 	expect(failed.output).toBeNull();
 	// the transport's five attempts, all from the first start (nothing marked)
 	const attempts = await readsSince(apiKey, seq);
-	expect(attempts).toEqual(Array(5).fill(isoSeconds(t.staticData.startedAt as number)));
+	expect(attempts).toEqual(Array(5).fill(isoSeconds(startedAt)));
 	expect(t.runs).toHaveLength(0);
-	expect(storedHashes(t)).toEqual([]);
+	// no hour mark and no probe mark: only the gap of the window, which began at the first start
+	expect(storedHashes(t)).toEqual([processedDataHash(gapMark(startedAt))]);
 
 	const retrySeq = await bench.lastSeq();
 	const retried = await retryOf(t, failed);
 	expect(retried.error).toBeUndefined();
 	expect(retried.input).toEqual(failed.input);
+	// the gap's hour is before the first start: from the first start, as the failed check
 	expect(await readsSince(apiKey, retrySeq)).toEqual([attempts[0]]);
 	expect(caughtUp(t)).toEqual([missed]);
+	// the retry read the gap and removed its mark; its run recorded the order and its hour
+	expect(storedHashes(t)).toEqual(
+		[`order:${missed}`, hourMark(shared.now())].map(processedDataHash),
+	);
 });
 
-test('a start after a failed check reads the failed window again (it recorded no mark), so its missed order runs without a manual retry', async () => {
-	const { apiKey, t, h0, missed } = await failedCheckInHourTwo();
+test('a start after a failed check reads from the hour of the gap mark the failed check left (never before the first start), so its missed order runs without a manual retry, and removes the gap mark', async () => {
+	const { apiKey, t, h0, missed, before } = await failedCheckInHourTwo();
+	const startedAt = t.staticData.startedAt as number;
 	expect(checks(t).at(-1)!.error?.name).toBe('NodeApiError');
-	expect(storedHashes(t)).not.toContain(processedDataHash(hourMark(h0 + 2 * HOUR_MS)));
-	// the next start, in hour 3: the newest mark before it is still hour 0's
+	// the failed check read from 15 minutes before hour 0 (the newest hour marked): its gap mark is of
+	// the hour before hour 0, and it is all the failed check added to the row (no hour mark)
+	expect(storedHashes(t)).toEqual([...before, processedDataHash(gapMark(h0 - HOUR_MS))]);
+	// the next start, in hour 3: the newest hour mark before it is still hour 0's, but the gap's hour
+	// comes first; it began before the first start (5 past it), so the read starts there
+	expect(startedAt).toBeGreaterThan(h0 - HOUR_MS);
+	expect(startedAt).toBeLessThan(h0 - 15 * MINUTE_MS);
 	await t.stopTrigger();
 	await to(h0 + 3 * HOUR_MS + 10 * MINUTE_MS);
 	const seq = await bench.lastSeq();
 	await startAgain(t);
-	expect(await readsSince(apiKey, seq)).toEqual([isoSeconds(h0 - 15 * MINUTE_MS)]);
+	expect(await readsSince(apiKey, seq)).toEqual([isoSeconds(startedAt)]);
 	expect(caughtUp(t)).toEqual([missed]);
+	expect(storedHashes(t)).toEqual([
+		...before,
+		...[`order:${missed}`, hourMark(h0 + 3 * HOUR_MS)].map(processedDataHash),
+	]);
 });
 
 // Every published run records its hour, a delivery's too: the failed check's gap mark keeps the next
@@ -496,11 +515,12 @@ async function failedCheckInHourTwo({ continueOnFail = false } = {}) {
 	await to(h0 + HOUR_MS);
 	const missed = await undelivered(brandId);
 	await to(h0 + 2 * HOUR_MS + 10 * MINUTE_MS);
+	const before = storedHashes(t);
 	if (continueOnFail) (t.node as INode).onError = 'continueRegularOutput';
 	await bench.control.injectFault({ route: 'listOrders', mode: '500', count: 5 });
 	await startAndStepUntilChecked(t);
 	(t.node as INode).onError = undefined;
-	return { apiKey, brandId, t, h0, missed };
+	return { apiKey, brandId, t, h0, missed, before };
 }
 
 test('a read refused (401, the key revoked) fails the check at once with a NodeApiError; with continueOnFail the check outputs an error item', async () => {

@@ -3,8 +3,8 @@
  * runs the workflow once; a copy (the service's retry after a lost answer, a redelivery, the
  * order.created of an order a check ran) starts an execution with no output. The keys live in n8n's
  * deduplication store (the harness database's `processed_data` row, n8n's helper over it), and
- * beside them each run's `hour:<UTC hour>` mark, which the check looks up (catchUp.ts); a second n8n
- * process is a harness on the same database.
+ * beside them each run's `hour:<UTC hour>` mark and a failed check's `gap:<UTC hour>` mark, which
+ * the check looks up (catchUp.ts); a second n8n process is a harness on the same database.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +14,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import {
 	DEFAULT_HISTORY_SIZE,
+	gapMark,
 	hourMark,
 	MIN_HISTORY_SIZE,
 } from '../../nodes/MarketplaceTrigger/once';
@@ -333,13 +334,13 @@ test(`History Size: a copy is recognised while fewer than History Size keys came
 	expect(storedHashes(t).slice(-2)).toEqual(hashes('order:7778', hourMark(h0 + HOUR_MS)));
 });
 
-test("the check's look-up of the marked hours leaves no probe mark behind and pushes no key out: the row after the check is the row before it and the check's own hour mark", async () => {
+test("the check's look-up of the hour and gap marks leaves no probe mark behind and pushes no key out: the row after the check is the row before it and the check's own hour mark", async () => {
 	const { brandId, t } = await published({ options: { historySize: MIN_HISTORY_SIZE } });
 	const h0 = await nextHourAt(5);
 	await t.startTrigger();
 	await t.stopTrigger();
 	// 97 orders no delivery brought, run by a check in hour 0, and one delivered: 99 keys
-	await bench.control.generateOrders({ count: MIN_HISTORY_SIZE - 3, brandId });
+	const { firstId } = await bench.control.generateOrders({ count: MIN_HISTORY_SIZE - 3, brandId });
 	await shared.advance(5 * MINUTE_MS);
 	await t.startTrigger('init');
 	await settle(t);
@@ -351,7 +352,8 @@ test("the check's look-up of the marked hours leaves no probe mark behind and pu
 	expect(before).toHaveLength(MIN_HISTORY_SIZE - 1);
 	expect(before.slice(-2)).toEqual(hashes(hourMark(h0), `order:${delivered}`));
 
-	// the check in hour 2 looks at hours 1 back to 46 back: 47 marks not there, one found (hour 0)
+	// the check in hour 2 looks, in one call, at the hour and gap marks of its own hour and the 48
+	// before it (49 hour marks newest first, then 49 gap marks): one found (hour 0), 97 not there
 	const record = jest.spyOn(DataDeduplicationService.getInstance(), 'checkProcessedAndRecord');
 	const remove = jest.spyOn(DataDeduplicationService.getInstance(), 'removeProcessed');
 	await shared.advance(2 * HOUR_MS);
@@ -360,17 +362,30 @@ test("the check's look-up of the marked hours leaves no probe mark behind and pu
 	const check = t.executions.at(-1)!;
 	expect(check.source).toBe('trigger');
 	expect(check.output).toEqual([[]]);
-	const probes = Array.from({ length: 48 }, (_, back) => hourMark(h0 + HOUR_MS - back * HOUR_MS));
-	const lookUp = { mode: 'entries', maxEntries: MIN_HISTORY_SIZE + 48 };
+	const h2 = h0 + 2 * HOUR_MS;
+	const hours = Array.from({ length: 49 }, (_, back) => h2 - back * HOUR_MS);
+	const probes = [...hours.map(hourMark), ...hours.map(gapMark)];
+	expect(probes).toHaveLength(98);
+	const lookUp = { mode: 'entries', maxEntries: MIN_HISTORY_SIZE + 98 };
+	// the look-up, then the run's own record (the 98 orders it read again, all there, and its hour
+	// mark): no gap mark was found, and none is recorded
+	expect(record.mock.calls).toHaveLength(2);
 	expect(record.mock.calls[0].slice(0, 2)).toEqual([probes, 'node']);
 	expect(record.mock.calls[0][3]).toEqual(lookUp);
+	const generated = Array.from({ length: MIN_HISTORY_SIZE - 3 }, (_, i) => `order:${firstId + i}`);
+	expect(record.mock.calls[1].slice(0, 2)).toEqual([
+		[...generated, `order:${delivered}`, hourMark(h2)],
+		'node',
+	]);
+	expect(record.mock.calls[1][3]).toEqual({ mode: 'entries', maxEntries: MIN_HISTORY_SIZE });
+	// one removal: the 97 probes not found, in the same turn and with the same options
 	expect(remove.mock.calls).toHaveLength(1);
 	expect(remove.mock.calls[0].slice(0, 2)).toEqual([
 		probes.filter((mark) => mark !== hourMark(h0)),
 		'node',
 	]);
 	expect(remove.mock.calls[0][3]).toEqual(lookUp);
-	expect(storedHashes(t)).toEqual([...before, ...hashes(hourMark(h0 + 2 * HOUR_MS))]);
+	expect(storedHashes(t)).toEqual([...before, ...hashes(hourMark(h2))]);
 });
 
 test('when the store throws, the event runs marked with storageWarning (a copy of it may run again)', async () => {

@@ -3,12 +3,13 @@
  * emits a check `{marketplaceCheck: 'interval', startedAt, until}`; its run reads from 15 minutes
  * before the newest hour marked in n8n's store before the tick's own (once.ts `hour:` marks, one
  * recorded by every run, a check's that finds nothing too), or from the workflow's first start when
- * there is none; a failed check marks nothing, so the next tick reads its window again. In n8n-core's real engine
+ * there is none; a failed check marks no hour but leaves a gap mark (`gap:<UTC hour>` of where its
+ * window began), so the next tick reads from that hour, and removes the mark. In n8n-core's real engine
  * against the sandbox over HTTP, n8n's scheduler replaced by one a test ticks (helpers.ts
  * `tickCrons`), on one clock for the trigger and the sandbox (helpers.ts `SharedClock`).
  */
 import { CHECK_CRON, CHECK_FIELD } from '../../nodes/MarketplaceTrigger/catchUp';
-import { hourMark } from '../../nodes/MarketplaceTrigger/once';
+import { gapMark, hourMark } from '../../nodes/MarketplaceTrigger/once';
 import { isoSeconds } from '../../nodes/shared/transport/queryEncoding';
 import { processedDataHash } from '../engine/triggers';
 import {
@@ -171,20 +172,32 @@ test('each check reads with the credential as it is at that check: a key changed
 	expect(caughtUp(t)).toEqual([order]);
 });
 
-test('failing interval checks mark no hour, so the next tick that works reads their windows again, also an hour later', async () => {
+test('failing interval checks mark no hour but leave the gap mark of the hour their window began in, so the next tick that works reads from that hour, also an hour later, and removes the mark', async () => {
 	const { apiKey, brandId, userId } = await bench.user();
 	const t = await bench.trigger(apiKey, interval);
-	// first started in the hour before hour 0; a tick in hour 0 marks it
-	const h0 = nextHour() + HOUR_MS;
-	await to(h0 - 55 * MINUTE_MS);
+	// first started two hours before hour 0 (so the gap's hour, the one before hour 0, is after the
+	// first start); a tick in hour 0 marks it
+	const h0 = nextHour() + 2 * HOUR_MS;
+	await to(h0 - 115 * MINUTE_MS);
 	await t.startTrigger();
+	const startedAt = t.staticData.startedAt as number;
+	const seq0 = await bench.lastSeq();
 	await tickAt(t, h0 + 10 * MINUTE_MS);
+	expect(t.processedData()?.value.data).toEqual([processedDataHash(hourMark(h0))]);
 	await bench.control.revokeKey(apiKey);
 	const order = (await bench.control.createOrder({ brandId })).order.id;
-	// ticks in hours 1 and 2 fail (401): were their hours marked, the tick in hour 3 would read from 1:45
+	// ticks in hours 1 and 2 fail (401): the first reads from 15 minutes before hour 0 and leaves the
+	// gap mark of the hour before hour 0; the second reads from that hour, and finds its mark there
 	await tickAt(t, h0 + HOUR_MS + 25 * MINUTE_MS);
+	expect(t.processedData()?.value.data).toEqual(
+		[hourMark(h0), gapMark(h0 - HOUR_MS)].map(processedDataHash),
+	);
 	await tickAt(t, h0 + 2 * HOUR_MS + 5 * MINUTE_MS);
 	expect(ticks(t).map((e) => e.error?.name)).toEqual([undefined, 'NodeApiError', 'NodeApiError']);
+	// no hour mark of theirs, no probe mark, the one gap mark
+	expect(t.processedData()?.value.data).toEqual(
+		[hourMark(h0), gapMark(h0 - HOUR_MS)].map(processedDataHash),
+	);
 	const { apiKey: fixed } = await bench.control.createKey(userId);
 	t.credentialsHelper.setCredentials({
 		marketplaceApi: { baseUrl: bench.sandbox.baseUrl, apiKey: fixed },
@@ -192,6 +205,20 @@ test('failing interval checks mark no hour, so the next tick that works reads th
 	const seq = await bench.lastSeq();
 	await tickAt(t, h0 + 3 * HOUR_MS + 5 * MINUTE_MS);
 	expect(ticks(t)[3].error).toBeUndefined();
-	expect(await startDatesSince(seq)).toEqual([isoSeconds(h0 - 15 * MINUTE_MS)]);
+	// the refused reads (401) have no route in the sandbox's log: by path
+	const reads = (await bench.control.requests(seq0)).filter((r) =>
+		/\/orders$/.test(r.path.split('?')[0]),
+	);
+	expect(reads.map((r) => new URLSearchParams(r.rawQuery).get('startDate'))).toEqual([
+		isoSeconds(startedAt),
+		isoSeconds(h0 - 15 * MINUTE_MS),
+		isoSeconds(h0 - HOUR_MS),
+		isoSeconds(h0 - HOUR_MS),
+	]);
+	expect(await startDatesSince(seq)).toEqual([isoSeconds(h0 - HOUR_MS)]);
 	expect(caughtUp(t)).toEqual([order]);
+	// the gap mark is gone; the working tick recorded the order and its hour
+	expect(t.processedData()?.value.data).toEqual(
+		[hourMark(h0), `order:${order}`, hourMark(h0 + 3 * HOUR_MS)].map(processedDataHash),
+	);
 });
