@@ -116,8 +116,10 @@ export async function caughtUpOrders(
 			itemIndex,
 		});
 	} catch (error) {
-		// the next check reads from here, whatever runs meanwhile
-		await markGaps(ctx, [since], historySize, true);
+		// the next check reads from here, whatever runs meanwhile; the read's error is the one to show
+		await markGaps(ctx, [since], historySize, true).catch((storeError: Error) =>
+			ctx.logger.warn(`Marketplace Trigger could not record a check's gap: ${storeError.message}`),
+		);
 		throw error;
 	}
 	await markGaps(ctx, gaps, historySize, false);

@@ -152,8 +152,9 @@ export async function markGaps(
 	const options = { mode: 'entries', maxEntries: historySize } as const;
 	const marks = hours.map(gapMark);
 	await recordInTurn(ctx, async () => {
+		await ctx.helpers.removeProcessed(marks, 'node', options);
+		// recorded again as the newest key: a gap stays in the store as long as any key after it
 		if (keep) await ctx.helpers.checkProcessedAndRecord(marks, 'node', options);
-		else await ctx.helpers.removeProcessed(marks, 'node', options);
 	});
 }
 
