@@ -29,7 +29,7 @@ import { normaliseEventTypes } from '../shared/routes';
 import { transportClock } from '../shared/transport/clock';
 import { readAll } from '../shared/transport/pagination';
 import { isoSeconds } from '../shared/transport/queryEncoding';
-import { markGaps, marksIn, ORDER_CREATED } from './once';
+import { hourMark, ORDER_CREATED, recordInTurn } from './once';
 
 /** The field of the item trigger() emits for a check: why it checks. */
 export const CHECK_FIELD = 'marketplaceCheck';
@@ -81,6 +81,23 @@ export async function startChecks(ctx: ITriggerFunctions): Promise<ITriggerRespo
 }
 
 /**
+ * Where a check reads from (Unix ms; pure): 15 minutes before the newest hour, before the check's
+ * own, in which the workflow ran something (a mark of the check's own hour may come from runs after
+ * it, and a retry must read what the check read), or from a gap a failed check left, whichever is
+ * older; never more than 48 hours back, nor before the workflow's first start.
+ */
+export function windowStart(
+	marks: { ran: number[]; gaps: number[] },
+	checkHour: number,
+	until: number,
+	startedAt: number,
+): number {
+	const lastRan = marks.ran.find((hour) => hour < checkHour);
+	const fromRuns = lastRan === undefined ? until - LOOKED_BACK_MS : lastRan - CHECK_MARGIN_MS;
+	return Math.max(Math.min(fromRuns, ...marks.gaps), until - LOOKED_BACK_MS, startedAt);
+}
+
+/**
  * The check an item of trigger() asks for: the orders created in its window, oldest first, each as an
  * order.created item marked `caughtUp`; whether each runs is once.ts's to decide. Throws what the
  * transport throws.
@@ -94,19 +111,13 @@ export async function caughtUpOrders(
 	const until = Date.parse(String(check.until));
 	const startedAt = Date.parse(String(check.startedAt));
 	if (!Number.isFinite(until) || !Number.isFinite(startedAt)) return [];
-	// the check's own hour and the 48 before it
+	// the check's own hour and the 48 before it, newest first
 	const hours = Array.from(
 		{ length: LOOKED_BACK_MS / HOUR_MS + 1 },
 		(_, back) => (Math.floor(until / HOUR_MS) - back) * HOUR_MS,
 	);
-	const { ran, gaps } = await marksIn(ctx, hours, historySize);
-	// a mark of the check's own hour may come from runs after it: a retry must find what it found
-	const lastRan = ran.find((hour) => hour < hours[0]);
-	const since = Math.max(
-		Math.min(lastRan === undefined ? until - LOOKED_BACK_MS : lastRan - CHECK_MARGIN_MS, ...gaps),
-		until - LOOKED_BACK_MS,
-		startedAt,
-	);
+	const { ran, gaps } = await lookUpMarks(ctx, hours, historySize);
+	const since = windowStart({ ran, gaps }, hours[0], until, startedAt);
 	let orders: IDataObject[];
 	try {
 		orders = await readAll.call(ctx, {
@@ -137,4 +148,50 @@ export async function caughtUpOrders(
 			caughtUp: true,
 			...(withCurrent ? { current: order } : {}),
 		}));
+}
+
+/** The mark of a check that could not read its window, which began in the hour of `sinceMs` (UTC). */
+export function gapMark(sinceMs: number): string {
+	return `gap:${new Date(sinceMs).toISOString().slice(0, 13)}`;
+}
+
+/**
+ * Which of `hours` (Unix ms of hour starts, newest first) have a mark in once.ts's store: the workflow ran
+ * something then (`ran`), or a check could not read from then (`gaps`). n8n's helper only looks by
+ * recording, so the marks it did not find are removed again in the same turn; the store keeps them
+ * all meanwhile (a larger maxEntries), so no key of an event is pushed out by the look.
+ */
+async function lookUpMarks(
+	ctx: IExecuteFunctions,
+	hours: number[],
+	historySize: number,
+): Promise<{ ran: number[]; gaps: number[] }> {
+	const marks = [...hours.map(hourMark), ...hours.map(gapMark)];
+	const options = { mode: 'entries', maxEntries: historySize + marks.length } as const;
+	const found = await recordInTurn(ctx, async () => {
+		const result = await ctx.helpers.checkProcessedAndRecord(marks, 'node', options);
+		if (result.new.length > 0) await ctx.helpers.removeProcessed(result.new, 'node', options);
+		return new Set(result.processed.map(String));
+	});
+	return {
+		ran: hours.filter((hour) => found.has(hourMark(hour))),
+		gaps: hours.filter((hour) => found.has(gapMark(hour))),
+	};
+}
+
+/** Records the gap a failed check leaves, or (`keep` false) removes gaps a check has read. */
+async function markGaps(
+	ctx: IExecuteFunctions,
+	hours: number[],
+	historySize: number,
+	keep: boolean,
+): Promise<void> {
+	if (hours.length === 0) return;
+	const options = { mode: 'entries', maxEntries: historySize } as const;
+	const marks = hours.map(gapMark);
+	await recordInTurn(ctx, async () => {
+		await ctx.helpers.removeProcessed(marks, 'node', options);
+		// recorded again as the newest key: a gap stays in the store as long as any key after it
+		if (keep) await ctx.helpers.checkProcessedAndRecord(marks, 'node', options);
+	});
 }

@@ -6,15 +6,16 @@
  * The store: n8n's deduplication store, this node's row of the `processed_data` table (mode
  * 'entries', the newest History Size keys of all kinds; the oldest go first).
  *
- * | fact                                        | key               | where     | kept for          | written by           | read by         |
- * | ------------------------------------------- | ----------------- | --------- | ----------------- | -------------------- | --------------- |
- * | this event ran                              | `event:<id>`      | the store | History Size keys | execute(), published | execute()       |
- * | this order ran (its order.created, a check) | `order:<orderId>` | the store | History Size keys | execute(), published | execute()       |
- * | the workflow ran something in this hour     | `hour:<UTC hour>` | the store | History Size keys | execute(), published | the check (catchUp.ts) |
- * | a check could not read from this hour on    | `gap:<UTC hour>`  | the store | until a check reads it | the check   | the check (catchUp.ts) |
+ * | fact                                   | key               | kept for          | written by                     | read by                |
+ * | -------------------------------------- | ----------------- | ----------------- | ------------------------------ | ---------------------- |
+ * | this order ran (its order.created event, or a check that caught it up) | `order:<orderId>` | History Size keys | execute(), published | execute() |
+ * | this event ran (any other event)       | `event:<id>`      | History Size keys | execute(), published runs      | execute()              |
+ * | the workflow ran something in this hour | `hour:<UTC hour>` | History Size keys | execute(), published runs     | the check (catchUp.ts) |
+ * | a check could not read from this hour  | `gap:<UTC hour>`  | History Size keys | the check (catchUp.ts)         | the check              |
  *
- * So a copy of an event (same webhook-id, or the order.created of an order a check ran) may start an
- * execution, but that execution outputs nothing and no node after the trigger runs. What n8n's store
+ * An order.created event is keyed by its order, not by its id: a copy of it (same webhook-id, which
+ * the service makes the event's id) names the same order, and so does a check that caught it up.
+ * So a copy of an event may start an execution, but that execution outputs nothing and no node after the trigger runs. What n8n's store
  * cannot promise: it reads and writes the row whole without a lock, so two processes (queue-mode
  * workers) recording at one instant can each find a key new, or one can drop the other's key. Runs of
  * one process are recorded one after the other (`recordInTurn`), so only separate processes can meet.
@@ -68,7 +69,7 @@ export function keyOf(json: IDataObject): string {
 /** Runs of this process, per workflow and node, record one after another (see the table's last line). */
 const turns = new Map<string, Promise<unknown>>();
 
-async function recordInTurn<T>(ctx: IExecuteFunctions, work: () => Promise<T>): Promise<T> {
+export async function recordInTurn<T>(ctx: IExecuteFunctions, work: () => Promise<T>): Promise<T> {
 	const turn = `${ctx.getWorkflow().id ?? ''}|${ctx.getNode().id}`;
 	const previous = turns.get(turn) ?? Promise.resolve();
 	const mine = previous.then(work, work);
@@ -110,52 +111,6 @@ export async function recordOnce(
 	} catch (error) {
 		return { error: error instanceof Error ? error : new Error(String(error)) };
 	}
-}
-
-/** The mark of a check that could not read its window, which began in the hour of `sinceMs` (UTC). */
-export function gapMark(sinceMs: number): string {
-	return `gap:${new Date(sinceMs).toISOString().slice(0, 13)}`;
-}
-
-/**
- * Which of `hours` (Unix ms of hour starts, newest first) have a mark in the store: the workflow ran
- * something then (`ran`), or a check could not read from then (`gaps`). n8n's helper only looks by
- * recording, so the marks it did not find are removed again in the same turn; the store keeps them
- * all meanwhile (a larger maxEntries), so no key of an event is pushed out by the look.
- */
-export async function marksIn(
-	ctx: IExecuteFunctions,
-	hours: number[],
-	historySize: number,
-): Promise<{ ran: number[]; gaps: number[] }> {
-	const marks = [...hours.map(hourMark), ...hours.map(gapMark)];
-	const options = { mode: 'entries', maxEntries: historySize + marks.length } as const;
-	const found = await recordInTurn(ctx, async () => {
-		const result = await ctx.helpers.checkProcessedAndRecord(marks, 'node', options);
-		if (result.new.length > 0) await ctx.helpers.removeProcessed(result.new, 'node', options);
-		return new Set(result.processed.map(String));
-	});
-	return {
-		ran: hours.filter((hour) => found.has(hourMark(hour))),
-		gaps: hours.filter((hour) => found.has(gapMark(hour))),
-	};
-}
-
-/** Records the gap a failed check leaves, or (`keep` false) removes gaps a check has read. */
-export async function markGaps(
-	ctx: IExecuteFunctions,
-	hours: number[],
-	historySize: number,
-	keep: boolean,
-): Promise<void> {
-	if (hours.length === 0) return;
-	const options = { mode: 'entries', maxEntries: historySize } as const;
-	const marks = hours.map(gapMark);
-	await recordInTurn(ctx, async () => {
-		await ctx.helpers.removeProcessed(marks, 'node', options);
-		// recorded again as the newest key: a gap stays in the store as long as any key after it
-		if (keep) await ctx.helpers.checkProcessedAndRecord(marks, 'node', options);
-	});
 }
 
 /**

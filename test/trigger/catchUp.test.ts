@@ -16,7 +16,8 @@
 import type { IDataObject, INode } from 'n8n-workflow';
 
 import { CHECK_FIELD, LOOKED_BACK_MS } from '../../nodes/MarketplaceTrigger/catchUp';
-import { gapMark, hourMark } from '../../nodes/MarketplaceTrigger/once';
+import { gapMark, windowStart } from '../../nodes/MarketplaceTrigger/catchUp';
+import { hourMark } from '../../nodes/MarketplaceTrigger/once';
 import { isoSeconds } from '../../nodes/shared/transport/queryEncoding';
 import { processedDataHash, type HarnessExecution } from '../engine/triggers';
 import {
@@ -563,4 +564,18 @@ test('deactivated while its check runs: trigger() left no close function, and n8
 	expect(checks(t).at(-1)!.error).toBeUndefined();
 	expect(caughtUp(t)).toEqual([missed]);
 	expect(t.runs).toHaveLength(1);
+});
+
+test("windowStart (pure): 15 minutes before the newest marked hour before the check's own, or a gap if older; never beyond 48 hours nor before the first start", () => {
+	const until = Date.UTC(2026, 11, 1, 12, 30);
+	const checkHour = Date.UTC(2026, 11, 1, 12);
+	const hour = (h: number) => Date.UTC(2026, 11, 1, h);
+	const start = Date.UTC(2026, 10, 1);
+	// the check's own hour is passed over: a retry reads what the check read
+	expect(
+		windowStart({ ran: [checkHour, hour(10), hour(9)], gaps: [] }, checkHour, until, start),
+	).toBe(hour(10) - 15 * MINUTE_MS);
+	expect(windowStart({ ran: [hour(10)], gaps: [hour(7)] }, checkHour, until, start)).toBe(hour(7));
+	expect(windowStart({ ran: [], gaps: [] }, checkHour, until, start)).toBe(until - 48 * HOUR_MS);
+	expect(windowStart({ ran: [], gaps: [] }, checkHour, until, hour(11))).toBe(hour(11));
 });

@@ -12,9 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { DataDeduplicationService } from 'n8n-core';
 import type { IDataObject } from 'n8n-workflow';
 
+import { gapMark } from '../../nodes/MarketplaceTrigger/catchUp';
 import {
 	DEFAULT_HISTORY_SIZE,
-	gapMark,
 	hourMark,
 	MIN_HISTORY_SIZE,
 } from '../../nodes/MarketplaceTrigger/once';

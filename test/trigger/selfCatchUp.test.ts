@@ -9,7 +9,8 @@
  * `tickCrons`), on one clock for the trigger and the sandbox (helpers.ts `SharedClock`).
  */
 import { CHECK_CRON, CHECK_FIELD } from '../../nodes/MarketplaceTrigger/catchUp';
-import { gapMark, hourMark } from '../../nodes/MarketplaceTrigger/once';
+import { gapMark } from '../../nodes/MarketplaceTrigger/catchUp';
+import { hourMark } from '../../nodes/MarketplaceTrigger/once';
 import { isoSeconds } from '../../nodes/shared/transport/queryEncoding';
 import { processedDataHash } from '../engine/triggers';
 import {
