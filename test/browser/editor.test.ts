@@ -9,6 +9,7 @@
  *   .ci/browser-install && .ci/with-node24 npm run build && .ci/with-node24 npx jest -c test/browser/jest.config.js
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- n8n's REST API answers untyped JSON */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
@@ -249,6 +250,49 @@ const slug = (s: string) =>
 		.replace(/^-|-$/g, '')
 		.toLowerCase();
 
+/**
+ * What a builder does while the trigger listens for a test event: Webhook Endpoint > Test on the
+ * endpoint the listening registered for the test URL (`/webhook-test/<webhookId>/`), through the
+ * service's API as a Marketplace node sends it (the demo key, an idempotency key). The trigger asks
+ * the service for nothing by itself. The endpoint exists at the service a moment before n8n holds its
+ * secret for the test URL (create() is still checking reachability, and n8n keeps the secret with the
+ * listening only when create() returns): a Test sent in that moment is answered 401, and the builder
+ * clicks Test again. Returns how many Tests it took.
+ */
+async function webhookEndpointTestWhileListening(webhookId: string): Promise<number> {
+	const endpoint = await waitFor(
+		'the endpoint of the listening (test URL)',
+		async () =>
+			(await sandbox.control.endpoints()).find((e) =>
+				e.url.includes(`/webhook-test/${webhookId}/`),
+			),
+		30_000,
+		100,
+	);
+	const answered = async () =>
+		(await sandbox.control.deliveries(endpoint.id)).filter((d) => d.attempts > 0);
+	for (let attempt = 1; ; attempt++) {
+		const before = (await answered()).length;
+		const res = await fetch(`${sandbox.baseUrl}/v1/webhook-endpoints/${endpoint.id}/test`, {
+			method: 'POST',
+			headers: { authorization: `Bearer ${sandbox.demoApiKey}`, 'idempotency-key': randomUUID() },
+		});
+		if (res.status >= 300)
+			throw new Error(`Webhook Endpoint > Test: HTTP ${res.status} ${await res.text()}`);
+		const status = await waitFor(
+			'the answer to Webhook Endpoint > Test',
+			async () => {
+				const all = await answered();
+				return all.length > before ? all[all.length - 1].responseStatusCode : undefined;
+			},
+			30_000,
+			100,
+		);
+		if ((status ?? 0) < 300 || attempt === 5) return attempt;
+		await new Promise((r) => setTimeout(r, 1000));
+	}
+}
+
 /** Fails the test on any problem the page recorded since the last call (noise excluded). */
 function expectNoProblems() {
 	expect(browser.takeProblems()).toEqual([]);
@@ -414,7 +458,10 @@ beforeAll(async () => {
 	);
 	browser = await timings.time('Chromium start', () => openBrowser());
 	page = browser.page;
-	page.setDefaultTimeout(15_000);
+	page.setDefaultTimeout(Number(process.env.BROWSER_TIMEOUT_MS ?? 15_000));
+	// the editor's first load fetches megabytes of script: on a shared 2-core machine (load 10+) it took
+	// longer than 15 s
+	page.setDefaultNavigationTimeout(60_000);
 }, 240_000);
 
 afterAll(async () => {
@@ -574,13 +621,35 @@ describe("the package in n8n 2.41.1's editor (headless Chromium)", () => {
 		expectNoProblems();
 	});
 
-	test('Marketplace Trigger: its test and production webhook URLs, and the notice that the service needs https', async () => {
+	test('Marketplace Trigger: its test and production webhook URLs, the notice (https; a sample comes from Webhook Endpoint > Test) and its options, Check Every 5 Minutes among them', async () => {
 		const workflow = readExample(ORDER_ARRIVES.file);
 		await openWorkflow(workflow.id);
 		const ndv = await openNode(ORDER_ARRIVES.trigger);
 		const { properties } = described.get(TYPES.trigger)!;
 		await expectPanelRenders(ndv, visibleProperties(properties, {}, 2));
 		await ndv.getByText('The service only delivers to public https addresses').waitFor();
+		// the notice says where a sample comes from while it listens: Webhook Endpoint > Test
+		await ndv.getByText('run Webhook Endpoint > Test on the endpoint', { exact: false }).waitFor();
+		// Options offers exactly the description's options, Check Every 5 Minutes among them
+		const optionNames = properties
+			.find((p) => p.name === 'options')!
+			.options!.map((o) => (o as { displayName?: string }).displayName ?? o.name);
+		expect(optionNames).toContain('Check Every 5 Minutes');
+		// n8n renders a collection's "Add Option" as a select; its list is the popper it controls
+		const addOption = ndv.getByTestId('collection-parameter-add').getByRole('combobox');
+		await addOption.click();
+		const listId = await addOption.getAttribute('aria-controls');
+		const offered = page.locator(`[id="${listId}"]`).getByRole('option');
+		await offered.first().waitFor();
+		await expect(
+			settled(
+				async () => (await offered.allInnerTexts()).map((t) => t.trim()),
+				(names) => names.length >= optionNames.length,
+			),
+		).resolves.toEqual(optionNames);
+		await shot(ndv, 'trigger-options');
+		await page.keyboard.press('Escape');
+		await offered.first().waitFor({ state: 'hidden' });
 		const webhooks = ndv.locator('.webhooks');
 		await webhooks.locator('.headline').click();
 		const url = webhooks.locator('.webhook-url');
@@ -599,15 +668,21 @@ describe("the package in n8n 2.41.1's editor (headless Chromium)", () => {
 		expectNoProblems();
 	});
 
-	test('Marketplace Trigger: Execute step ("Listen for test event") shows the sample in the output panel; Edit Fields after it maps a field from it', async () => {
+	test('Marketplace Trigger: Execute step ("Listen for test event"), then Webhook Endpoint > Test, shows the sample in the output panel; Edit Fields after it maps a field from it', async () => {
 		const ordersBefore = (await sandbox.control.state('orders')).length;
 		await openWorkflow(SAMPLE_WORKFLOW.id);
 		let ndv = await openNode('Order Created');
 		const output = ndv.getByTestId('output-panel');
-		await timings.time('Listen for test event -> the sample in the output panel', async () => {
-			await ndv.getByTestId('node-execute-button').first().click();
-			await output.getByTestId('node-run-status-success').waitFor({ timeout: 30_000 });
-		});
+		await timings.time(
+			'Listen for test event, Webhook Endpoint > Test -> the sample in the output panel',
+			async () => {
+				await ndv.getByTestId('node-execute-button').first().click();
+				// the trigger asks for nothing by itself: a builder runs Webhook Endpoint > Test (the service's
+				// API, as a Marketplace node sends it) on the endpoint the listening registered for the test URL
+				await webhookEndpointTestWhileListening(SAMPLE_WORKFLOW.nodes[0].webhookId!);
+				await output.getByTestId('node-run-status-success').waitFor({ timeout: 30_000 });
+			},
+		);
 		await expect(output.getByTestId('ndv-items-count').innerText()).resolves.toMatch(/^1 item/);
 		await output.getByTestId('radio-button-json').click();
 		const json = output.getByTestId('ndv-data-container');
@@ -694,6 +769,7 @@ describe("the package in n8n 2.41.1's editor (headless Chromium)", () => {
 		await openWorkflow(PACK_SAMPLE_WORKFLOW.id);
 		await timings.time('Execute workflow -> the sample run held back', async () => {
 			await page.getByTestId('execute-workflow-button').first().click();
+			await webhookEndpointTestWhileListening(PACK_SAMPLE_WORKFLOW.nodes[0].webhookId!);
 			const api = await n8n.publicApi();
 			await waitFor(
 				'the run on the sample',
