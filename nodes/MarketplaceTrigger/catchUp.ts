@@ -23,7 +23,9 @@ import type {
 	IExecuteFunctions,
 	ITriggerFunctions,
 	ITriggerResponse,
+	JsonObject,
 } from 'n8n-workflow';
+import { NodeApiError } from 'n8n-workflow';
 
 import { normaliseEventTypes } from '../shared/routes';
 import { transportClock } from '../shared/transport/clock';
@@ -131,7 +133,9 @@ export async function caughtUpOrders(
 		await markGaps(ctx, [since], historySize, true).catch((storeError: Error) =>
 			ctx.logger.warn(`Marketplace Trigger could not record a check's gap: ${storeError.message}`),
 		);
-		throw error;
+		throw error instanceof NodeApiError
+			? error
+			: new NodeApiError(ctx.getNode(), error as JsonObject, { itemIndex });
 	}
 	await markGaps(ctx, gaps, historySize, false);
 	const withCurrent =
