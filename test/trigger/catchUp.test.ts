@@ -23,27 +23,12 @@ import { processedDataHash, type HarnessExecution } from '../engine/triggers';
 import {
 	caughtUp,
 	registeredCrons,
-	forgetCrons,
 	settle,
-	SharedClock,
-	TriggerBench,
 	type TriggerHarness,
+	sharedClockSuite,
 } from './helpers';
 
-const bench = new TriggerBench();
-const shared = new SharedClock(bench);
-beforeAll(async () => await bench.start());
-afterAll(async () => await bench.close());
-beforeEach(async () => {
-	shared.install();
-	// a day between tests: no order of an earlier test is within a check's window (brands repeat)
-	await shared.advance(24 * HOUR_MS);
-});
-afterEach(async () => {
-	await bench.closeHarnesses();
-	forgetCrons();
-	shared.uninstall();
-});
+const { bench, shared } = sharedClockSuite();
 
 const HOUR_MS = 3_600_000;
 const MINUTE_MS = 60_000;

@@ -21,6 +21,7 @@ import {
 	SharedClock,
 	signedHeaders,
 	type TriggerHarness,
+	publishedTrigger,
 } from './helpers';
 
 const bench = new TriggerBench();
@@ -32,15 +33,6 @@ afterEach(async () => {
 	await bench.control.settings({ timestampSkewSeconds: 0 });
 	await bench.closeHarnesses();
 });
-
-async function activeTrigger(parameters: IDataObject = {}) {
-	const user = await bench.user();
-	const t = await bench.trigger(user.apiKey, parameters);
-	await t.activate();
-	await forgetActivationTraffic(t);
-	const [endpoint] = await bench.endpointsOf(user.userId);
-	return { ...user, t, endpoint };
-}
 
 /** A delivery signed by hand with the given secrets (for what the sandbox cannot produce). */
 async function deliverSigned(
@@ -64,7 +56,7 @@ const orderEvent = (id: string, orderId: number) => ({
 const outputs = (t: TriggerHarness) => t.executions.map((e) => e.output?.[0]?.length ?? null);
 
 test('each event starts one run with id, type, createdAt and data, answered 200 on receipt; a redelivery (same webhook-id) is answered 200 and its execution outputs nothing', async () => {
-	const { t, brandId, endpoint } = await activeTrigger({
+	const { t, brandId, endpoint } = await publishedTrigger(bench, {
 		eventTypes: ['order.created', 'order.cancelled'],
 	});
 	const created = await bench.control.createOrder({ brandId });
@@ -117,7 +109,7 @@ describe('401 for a request that does not verify: logged, no execution, nothing 
 	}
 
 	test('tampered body, signature or id, and timestamps beyond the 5-minute tolerance either way', async () => {
-		const { t, endpoint, apiKey } = await activeTrigger();
+		const { t, endpoint, apiKey } = await publishedTrigger(bench);
 		let results: Array<{ statusCode: number | null }> = [];
 		const logged = await unchangedBy(t, apiKey, async () => {
 			results = [
@@ -157,7 +149,7 @@ describe('401 for a request that does not verify: logged, no execution, nothing 
 	});
 
 	test('unsigned requests, a signature with no v1 entry, and a trigger that holds no secret', async () => {
-		const { t, endpoint, apiKey } = await activeTrigger();
+		const { t, endpoint, apiKey } = await publishedTrigger(bench);
 		const event = orderEvent('evt_unsigned', 1);
 		const logged = await unchangedBy(t, apiKey, async () => {
 			await t.deliver(JSON.stringify(event), { 'content-type': 'application/json' });
@@ -190,7 +182,7 @@ describe('401 for a request that does not verify: logged, no execution, nothing 
 });
 
 test('the raw body bytes are verified, not a re-serialised body', async () => {
-	const { t } = await activeTrigger();
+	const { t } = await publishedTrigger(bench);
 	const secret = String(recordOf(t, t.webhookUrl)!.secret);
 	// same JSON value, unusual spacing and key order: a re-serialising receiver would fail it
 	const body =
@@ -219,7 +211,7 @@ test('the raw body bytes are verified, not a re-serialised body', async () => {
 });
 
 test('event types not chosen and types unknown to us get 2xx and start nothing', async () => {
-	const { t, endpoint } = await activeTrigger({ eventTypes: ['order.created'] });
+	const { t, endpoint } = await publishedTrigger(bench, { eventTypes: ['order.created'] });
 	const cancelled = await bench.control.emitEvent({
 		type: 'order.cancelled',
 		data: { brandId: 1, orderId: 1 },
@@ -252,7 +244,7 @@ test('event types not chosen and types unknown to us get 2xx and start nothing',
 });
 
 test('webhook.test on the production URL: verified and answered 2xx, starts nothing; with "Emit Test Events" it runs', async () => {
-	const { t, endpoint, apiKey } = await activeTrigger();
+	const { t, endpoint, apiKey } = await publishedTrigger(bench);
 	const test = async () =>
 		(await (
 			await fetch(`${bench.sandbox.baseUrl}/v1/webhook-endpoints/${endpoint.id}/test`, {
@@ -277,7 +269,7 @@ test('webhook.test on the production URL: verified and answered 2xx, starts noth
 });
 
 test('webhook() writes nothing: n8n saves no static data for a delivery, and concurrent copies of one event run once', async () => {
-	const { t, brandId } = await activeTrigger({ options: { fetchCurrentState: true } });
+	const { t, brandId } = await publishedTrigger(bench, { options: { fetchCurrentState: true } });
 	const before = JSON.parse(JSON.stringify(t.workflowStaticData)) as IDataObject;
 	const secret = String(recordOf(t, t.webhookUrl)!.secret);
 	const { order } = await bench.control.createOrder({ brandId });
@@ -303,7 +295,7 @@ test('rotation overlap: after Rotate Signing Secret on Activation the service si
 	const shared = new SharedClock(bench);
 	shared.install();
 	try {
-		const { t, brandId, userId } = await activeTrigger();
+		const { t, brandId, userId } = await publishedTrigger(bench);
 		const oldSecret = String(recordOf(t, t.webhookUrl)!.secret);
 		t.node.parameters.options = { rotateSecretOnActivation: true };
 		await t.activate();
@@ -350,7 +342,7 @@ test('rotation overlap: after Rotate Signing Secret on Activation the service si
 
 describe('Fetch Current State', () => {
 	test('order and brand health events carry the current record beside the event', async () => {
-		const { t, brandId } = await activeTrigger({
+		const { t, brandId } = await publishedTrigger(bench, {
 			eventTypes: ['order.created', 'brand_health.band_entered', 'brand_health.band_exited'],
 			options: { fetchCurrentState: true },
 		});
@@ -379,7 +371,9 @@ describe('Fetch Current State', () => {
 	});
 
 	test('a transient failure answers 503 and starts nothing; the service retries and the event then runs exactly once', async () => {
-		const { t, brandId, endpoint } = await activeTrigger({ options: { fetchCurrentState: true } });
+		const { t, brandId, endpoint } = await publishedTrigger(bench, {
+			options: { fetchCurrentState: true },
+		});
 		await bench.control.injectFault({ route: 'getOrder', mode: '500', count: 2 });
 		const created = await bench.control.createOrder({ brandId });
 		const failed = await eventually(async () => {
@@ -414,7 +408,7 @@ describe('Fetch Current State', () => {
 	});
 
 	test('a permanent failure (404) runs the event with the error noted as currentError', async () => {
-		const { t, endpoint } = await activeTrigger({
+		const { t, endpoint } = await publishedTrigger(bench, {
 			options: { fetchCurrentState: true, includeHeaders: true },
 		});
 		await bench.control.emitEvent({

@@ -247,3 +247,36 @@ export const caughtUp = (t: TriggerHarness) =>
 		.flatMap((run) => run[0].map((item) => item.json))
 		.filter((json) => json.caughtUp === true)
 		.map((json) => (json.data as IDataObject).orderId as number);
+
+/**
+ * The set-up of a suite on the shared clock: one sandbox for the suite, the clock installed for each
+ * test and moved a day on (no order of an earlier test is within a check's window: brands repeat),
+ * and after each test every harness closed, n8n's crons forgotten and spies restored.
+ */
+export function sharedClockSuite(): { bench: TriggerBench; shared: SharedClock } {
+	const bench = new TriggerBench();
+	const shared = new SharedClock(bench);
+	beforeAll(async () => await bench.start());
+	afterAll(async () => await bench.close());
+	beforeEach(async () => {
+		shared.install();
+		await shared.advance(24 * 3_600_000);
+	});
+	afterEach(async () => {
+		jest.restoreAllMocks();
+		await bench.closeHarnesses();
+		forgetCrons();
+		shared.uninstall();
+	});
+	return { bench, shared };
+}
+
+/** A published trigger of a fresh user, its activation traffic forgotten. */
+export async function publishedTrigger(bench: TriggerBench, parameters: IDataObject = {}) {
+	const user = await bench.user();
+	const t = await bench.trigger(user.apiKey, parameters);
+	await t.activate();
+	await forgetActivationTraffic(t);
+	const [endpoint] = await bench.endpointsOf(user.userId);
+	return { ...user, t, endpoint };
+}

@@ -27,32 +27,11 @@ import {
 	SharedClock,
 	TriggerBench,
 	type TriggerHarness,
+	publishedTrigger,
+	sharedClockSuite,
 } from './helpers';
 
-const bench = new TriggerBench();
-const shared = new SharedClock(bench);
-beforeAll(async () => await bench.start());
-afterAll(async () => await bench.close());
-beforeEach(async () => {
-	shared.install();
-	// a day between tests: no order of an earlier test is within a check's window (brands repeat)
-	await shared.advance(24 * 3_600_000);
-});
-afterEach(async () => {
-	jest.restoreAllMocks();
-	await bench.closeHarnesses();
-	shared.uninstall();
-});
-
-/** A published trigger whose activation traffic is forgotten. */
-async function published(parameters: IDataObject = {}) {
-	const user = await bench.user();
-	const t = await bench.trigger(user.apiKey, parameters);
-	await t.activate();
-	await forgetActivationTraffic(t);
-	const [endpoint] = await bench.endpointsOf(user.userId);
-	return { ...user, t, endpoint };
-}
+const { bench, shared } = sharedClockSuite();
 
 /** A second n8n process on the same database, behind the same public URL (WEBHOOK_URL). */
 async function secondProcess(t: TriggerHarness, apiKey: string): Promise<TriggerHarness> {
@@ -91,7 +70,7 @@ const orderCreated = (
 });
 
 test("an order.created delivery runs once; a copy starts an execution with no output; each run records its key and its hour's mark, and n8n is asked to keep History Size keys", async () => {
-	const { brandId, t } = await published();
+	const { brandId, t } = await publishedTrigger(bench);
 	const hour = await nextHourAt(5);
 	const record = jest.spyOn(DataDeduplicationService.getInstance(), 'checkProcessedAndRecord');
 	const { order } = await bench.control.createOrder({ brandId });
@@ -117,7 +96,9 @@ test("an order.created delivery runs once; a copy starts an execution with no ou
 });
 
 test('an order.created is one key per order (another event id of it outputs nothing); any other event is one key per event id', async () => {
-	const { brandId, t } = await published({ eventTypes: ['order.created', 'order.cancelled'] });
+	const { brandId, t } = await publishedTrigger(bench, {
+		eventTypes: ['order.created', 'order.cancelled'],
+	});
 	const { order } = await bench.control.createOrder({ brandId });
 	await t.waitForRuns(1);
 	await deliverWithSecret(t, orderCreated(order.id, 'evt_another_id_same_order'));
@@ -174,7 +155,7 @@ async function lossyProxy(t: TriggerHarness, loses: 'bad-gateway' | 'no-answer')
 }
 
 test("the service's retry after a 502 from a proxy whose n8n ran the event: the retry outputs nothing", async () => {
-	const { brandId, t, endpoint } = await published();
+	const { brandId, t, endpoint } = await publishedTrigger(bench);
 	const proxy = await lossyProxy(t, 'bad-gateway');
 	try {
 		await bench.control.setEndpointUrl(endpoint.id, proxy.url);
@@ -236,7 +217,7 @@ test("the service's retry after its timeout (n8n ran the event, the answer never
 });
 
 test('copies that arrive at one process at the same instant: one runs (its runs record one after another)', async () => {
-	const { t } = await published();
+	const { t } = await publishedTrigger(bench);
 	const event = orderCreated(4242);
 	await Promise.all(Array.from({ length: 6 }, async () => await deliverWithSecret(t, event)));
 	await settle(t);
@@ -245,7 +226,7 @@ test('copies that arrive at one process at the same instant: one runs (its runs 
 });
 
 test('two n8n processes on one database: a copy at the other process, after the first ran it, outputs nothing', async () => {
-	const { apiKey, t } = await published();
+	const { apiKey, t } = await publishedTrigger(bench);
 	const other = await secondProcess(t, apiKey);
 	for (let i = 0; i < 5; i++) {
 		const event = orderCreated(5000 + i);
@@ -262,7 +243,7 @@ test('two n8n processes on one database: a copy at the other process, after the 
 });
 
 test("two n8n processes on one database, copies at both at the same instant: n8n's store has no lock, so what holds is counted (each event runs once or twice, and is recorded)", async () => {
-	const { apiKey, t } = await published();
+	const { apiKey, t } = await publishedTrigger(bench);
 	const other = await secondProcess(t, apiKey);
 	const events = Array.from({ length: 10 }, (_, i) => orderCreated(6000 + i));
 	let twice = 0;
@@ -289,7 +270,9 @@ test("two n8n processes on one database, copies at both at the same instant: n8n
 });
 
 test(`History Size: a copy is recognised while fewer than History Size keys came after it (${MIN_HISTORY_SIZE} here), each hour's mark one of them, and runs again after`, async () => {
-	const { brandId, t } = await published({ options: { historySize: MIN_HISTORY_SIZE } });
+	const { brandId, t } = await publishedTrigger(bench, {
+		options: { historySize: MIN_HISTORY_SIZE },
+	});
 	const h0 = await nextHourAt(5);
 	await t.startTrigger();
 	const first = (await bench.control.createOrder({ brandId })).order.id;
@@ -335,7 +318,9 @@ test(`History Size: a copy is recognised while fewer than History Size keys came
 });
 
 test("the check's look-up of the hour and gap marks leaves no probe mark behind and pushes no key out: the row after the check is the row before it and the check's own hour mark", async () => {
-	const { brandId, t } = await published({ options: { historySize: MIN_HISTORY_SIZE } });
+	const { brandId, t } = await publishedTrigger(bench, {
+		options: { historySize: MIN_HISTORY_SIZE },
+	});
 	const h0 = await nextHourAt(5);
 	await t.startTrigger();
 	await t.stopTrigger();
@@ -389,7 +374,7 @@ test("the check's look-up of the hour and gap marks leaves no probe mark behind 
 });
 
 test('when the store throws, the event runs marked with storageWarning (a copy of it may run again)', async () => {
-	const { t } = await published();
+	const { t } = await publishedTrigger(bench);
 	jest
 		.spyOn(t.database, 'findProcessedData')
 		.mockRejectedValueOnce(new Error('SQLITE_BUSY: database is locked'));
@@ -409,7 +394,7 @@ test('when the store throws, the event runs marked with storageWarning (a copy o
 });
 
 test('the check runs the orders no delivery brought, once; their late deliveries and redeliveries output nothing', async () => {
-	const { brandId, t, endpoint } = await published();
+	const { brandId, t, endpoint } = await publishedTrigger(bench);
 	await t.startTrigger();
 	await settle(t);
 	expect(t.executions).toHaveLength(0);

@@ -15,29 +15,14 @@ import { isoSeconds } from '../../nodes/shared/transport/queryEncoding';
 import { processedDataHash } from '../engine/triggers';
 import {
 	caughtUp,
-	forgetCrons,
 	registeredCrons,
 	settle,
-	SharedClock,
 	tickCrons,
-	TriggerBench,
 	type TriggerHarness,
+	sharedClockSuite,
 } from './helpers';
 
-const bench = new TriggerBench();
-const shared = new SharedClock(bench);
-beforeAll(async () => await bench.start());
-afterAll(async () => await bench.close());
-beforeEach(async () => {
-	shared.install();
-	// a day between tests: no order of an earlier test is within a check's window (brands repeat)
-	await shared.advance(24 * 3_600_000);
-});
-afterEach(async () => {
-	await bench.closeHarnesses();
-	forgetCrons();
-	shared.uninstall();
-});
+const { bench, shared } = sharedClockSuite();
 
 const FIVE_MINUTES_MS = 5 * 60_000;
 const interval = { options: { checkEveryFiveMinutes: true } };
