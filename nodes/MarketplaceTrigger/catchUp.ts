@@ -100,7 +100,7 @@ export function windowStart(
 }
 
 /**
- * The check an item of trigger() asks for: the orders created in its window, oldest first, each as an
+ * The check an item of trigger() asks for: the orders created since its window began, oldest first, each as an
  * order.created item marked `caughtUp`; whether each runs is once.ts's to decide. Throws what the
  * transport throws.
  */
@@ -140,18 +140,21 @@ export async function caughtUpOrders(
 	await markGaps(ctx, gaps, historySize, false);
 	const withCurrent =
 		(ctx.getNodeParameter('options', itemIndex, {}) as CheckOptions).fetchCurrentState === true;
-	return orders
-		.map((order) => ({ order, at: Date.parse(String(order.createdAt)) }))
-		.filter(({ order, at }) => at >= since && at <= until && Number.isSafeInteger(order.id))
-		.sort((a, b) => a.at - b.at || Number(a.order.id) - Number(b.order.id))
-		.map(({ order }) => ({
-			id: `caught_up_${ORDER_CREATED}_${String(order.id)}`,
-			type: ORDER_CREATED,
-			createdAt: order.createdAt,
-			data: { brandId: order.brandId, orderId: order.id },
-			caughtUp: true,
-			...(withCurrent ? { current: order } : {}),
-		}));
+	return (
+		orders
+			.map((order) => ({ order, at: Date.parse(String(order.createdAt)) }))
+			// no upper bound: `until` is n8n's clock, `createdAt` the service's, and the store keeps out what ran
+			.filter(({ order, at }) => at >= since && Number.isSafeInteger(order.id))
+			.sort((a, b) => a.at - b.at || Number(a.order.id) - Number(b.order.id))
+			.map(({ order }) => ({
+				id: `caught_up_${ORDER_CREATED}_${String(order.id)}`,
+				type: ORDER_CREATED,
+				createdAt: order.createdAt,
+				data: { brandId: order.brandId, orderId: order.id },
+				caughtUp: true,
+				...(withCurrent ? { current: order } : {}),
+			}))
+	);
 }
 
 /** The mark of a check that could not read its window, which began in the hour of `sinceMs` (UTC). */
