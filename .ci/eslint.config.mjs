@@ -9,7 +9,7 @@ const TS_RECOMMENDED = new Set(['typescript-eslint/base', 'typescript-eslint/esl
 const isGlobalIgnore = (block) => Object.keys(block).every((key) => key === 'ignores' || key === 'name');
 
 // Rules of n8n's main branch (packages/@n8n/eslint-plugin-community-nodes) that the pinned plugin (0.32.0,
-// the newest release) lacks, as far as a selector can check them, on the action node and the credential:
+// the newest release) lacks, as far as a selector can check them, on every node and the credential:
 // - require-continue-on-fail: a node class's execute() calls this.continueOnFail();
 // - node-operation-error-itemindex: a NodeOperationError or NodeApiError made where an item is at hand
 //   carries { itemIndex } in its options. Upstream looks only at loops over this.getInputData() in
@@ -26,7 +26,7 @@ const ITEM_AT_HAND = [
 const ITEM_INDEX_MESSAGE =
 	'An item is at hand: give the error its item ({ itemIndex } in the third argument), as n8n\'s node-operation-error-itemindex rule asks.';
 const upstreamRulesNotReleased = {
-	files: ['nodes/Marketplace/**/*.ts', 'nodes/MarketplacePollingTrigger/**/*.ts', 'credentials/**/*.ts'],
+	files: ['nodes/**/*.ts', 'credentials/**/*.ts'],
 	rules: {
 		'no-restricted-syntax': [
 			'error',
