@@ -4,7 +4,8 @@
  *
  * 1. a check item becomes the orders it caught up (catchUp.ts `caughtUpOrders`);
  * 2. in a published run, every event and order is recorded in n8n's deduplication store, and only
- *    those not recorded before go on (once.ts); a run of the editor (a sample) records nothing.
+ *    those not recorded before go on (once.ts); with them the run's hour is marked: the catch-up's
+ *    cursor, which the next check reads (catchUp.ts). A run of the editor (a sample) records nothing.
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
