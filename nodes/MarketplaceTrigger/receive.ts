@@ -12,6 +12,8 @@
  *    delivers the event again later.
  * 4. hand over: one item for the run. Whether it runs the workflow is decided in execute() (once.ts).
  */
+import type { KeyObject } from 'node:crypto';
+
 import type {
 	IDataObject,
 	INodeExecutionData,
@@ -23,7 +25,7 @@ import { normaliseEventTypes } from '../shared/routes';
 import { transportClock } from '../shared/transport/clock';
 import { apiRequest } from '../shared/transport/request';
 import { isTransient, readFailure } from '../shared/transport/transportErrors';
-import { parseSecret, verifyWebhook } from '../shared/webhookVerifier';
+import { signingKey, verifyWebhook } from '../shared/webhookVerifier';
 import { WITHIN_ANSWER_LIMIT } from './answerLimit';
 import { sampleItems } from './sample';
 import { readRecord, verificationSecrets } from './secrets';
@@ -116,14 +118,27 @@ export async function receive(ctx: IWebhookFunctions): Promise<IWebhookResponseD
 	return { workflowData: [[item]] };
 }
 
-/** HMAC keys of the secrets; a malformed stored secret verifies nothing (the other one may still do). */
-function hmacKeys(secrets: string[]): Buffer[] {
+/**
+ * HMAC keys of the secrets, each made once per process: making the key object was most of the HMAC's
+ * cost per delivery (test/bench/results/trigger-profile.md). A malformed stored secret verifies nothing
+ * (the other one may still do).
+ */
+const hmacKeysBySecret = new Map<string, KeyObject>();
+const HMAC_KEYS_KEPT = 64;
+
+function hmacKeys(secrets: string[]): KeyObject[] {
 	return secrets.flatMap((secret) => {
-		try {
-			return [parseSecret(secret)];
-		} catch {
-			return [];
+		let key = hmacKeysBySecret.get(secret);
+		if (key === undefined) {
+			try {
+				key = signingKey(secret);
+			} catch {
+				return [];
+			}
+			if (hmacKeysBySecret.size >= HMAC_KEYS_KEPT) hmacKeysBySecret.clear();
+			hmacKeysBySecret.set(secret, key);
 		}
+		return [key];
 	});
 }
 
