@@ -1293,10 +1293,16 @@ describe('after a restart of n8n', () => {
 		// the Marketplace Trigger's check at the start reads the order list too: its read is not the poll's
 		const checkFrom = Date.parse(String(restartCheck.startedAt));
 		const checkTo = Date.parse(String(restartCheck.stoppedAt));
-		const firstPollAfter = (await requestsOf('listOrders', restartSeq)).filter((r) => {
-			const at = Date.parse(r.at);
-			return at < checkFrom || at > checkTo;
-		})[0];
+		const firstPollAfter = await waitFor(
+			'the first poll after the restart',
+			async () =>
+				(await requestsOf('listOrders', restartSeq)).find((r) => {
+					const at = Date.parse(r.at);
+					return at < checkFrom || at > checkTo;
+				}),
+			90_000,
+			500,
+		);
 		const windowStart = Date.parse(new URLSearchParams(firstPollAfter.rawQuery).get('startDate')!);
 		const orders = await sandbox.control.state<{ id: number; createdAt: string }>('orders');
 		for (const id of polling.ordersAfterActivation)
