@@ -6,19 +6,20 @@
  * The store: n8n's deduplication store, this node's row of the `processed_data` table (mode
  * 'entries', the newest History Size keys of all kinds; the oldest go first).
  *
- * | fact                                   | key               | kept for          | written by                     | read by                |
- * | -------------------------------------- | ----------------- | ----------------- | ------------------------------ | ---------------------- |
- * | this order ran (its order.created event, or a check that caught it up) | `order:<orderId>` | History Size keys | execute(), published | execute() |
- * | this event ran (any other event)       | `event:<id>`      | History Size keys | execute(), published runs      | execute()              |
- * | the workflow ran something in this hour | `hour:<UTC hour>` | History Size keys | execute(), published runs     | the check (catchUp.ts) |
- * | a check could not read from this hour  | `gap:<UTC hour>`  | History Size keys | the check (catchUp.ts)         | the check              |
+ * | fact                                       | key               | kept for          | written by             | read by   |
+ * | ------------------------------------------ | ----------------- | ----------------- | ---------------------- | --------- |
+ * | this order ran (its order.created, a check) | `order:<orderId>` | History Size keys | execute(), published   | execute() |
+ * | this event ran (any other event)           | `event:<id>`      | History Size keys | execute(), published   | execute() |
+ * | the workflow ran something in this hour    | `hour:<UTC hour>` | History Size keys | execute(), published   | the check |
+ * | a check could not read from this hour on   | `gap:<UTC hour>`  | History Size keys | the check (catchUp.ts) | the check |
  *
  * An order.created event is keyed by its order, not by its id: a copy of it (same webhook-id, which
- * the service makes the event's id) names the same order, and so does a check that caught it up.
- * So a copy of an event may start an execution, but that execution outputs nothing and no node after the trigger runs. What n8n's store
- * cannot promise: it reads and writes the row whole without a lock, so two processes (queue-mode
- * workers) recording at one instant can each find a key new, or one can drop the other's key. Runs of
- * one process are recorded one after the other (`recordInTurn`), so only separate processes can meet.
+ * the service makes the event's id) names the same order, and so does a check that caught it up. So a
+ * copy may start an execution, but that execution outputs nothing and no node after the trigger runs.
+ * The hour marks are the catch-up's cursor (catchUp.ts). What n8n's store cannot promise: it reads
+ * and writes the row whole without a lock, so two processes (queue-mode workers) recording at one
+ * instant can each find a key new, or one can drop the other's key. Runs of one process are recorded
+ * one after the other (`recordInTurn`), so only separate processes can meet.
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
