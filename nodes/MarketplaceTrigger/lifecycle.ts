@@ -29,7 +29,7 @@ export const DEFAULT_ENDPOINT_DESCRIPTION = 'n8n Marketplace Trigger';
  * Lifecycle requests retry a little but not for long: n8n itself retries a failing
  * checkExists/create up to 5 times and a failing delete 3 times.
  */
-export const LIFECYCLE_TRANSPORT: TransportSettings = {
+const LIFECYCLE_TRANSPORT: TransportSettings = {
 	timeoutMs: 15_000,
 	retry: { maxAttempts: 3, baseDelayMs: 500, maxDelayMs: 5_000 },
 };

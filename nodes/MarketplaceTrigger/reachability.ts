@@ -42,7 +42,7 @@ const PENDING_READS = 5;
 const PENDING_WAIT_MS = 1_000;
 
 /** What a delivery record says (the service names its fields 2.2 only in words: read tolerantly). */
-export interface DeliveryOutcome {
+interface DeliveryOutcome {
 	deliveryId?: number;
 	/** the record's status as the service spells it ('' when absent) */
 	status: string;
@@ -60,7 +60,7 @@ const firstNumber = (record: IDataObject, keys: string[]): number | undefined =>
 };
 
 /** Reads a delivery record (the Test answer, or one of the endpoint's deliveries). */
-export function readDeliveryRecord(body: unknown): DeliveryOutcome | undefined {
+function readDeliveryRecord(body: unknown): DeliveryOutcome | undefined {
 	if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
 	const outer = body as IDataObject;
 	const record = (
@@ -170,7 +170,7 @@ export function judgeDelivery(outcome: DeliveryOutcome): ProbeVerdict {
 }
 
 /** The message n8n shows in its activation error (it shows the message only, not the description). */
-export function unreachableMessage(
+function unreachableMessage(
 	url: string,
 	verdict: Extract<ProbeVerdict, { reached: false }>,
 ): string {

@@ -30,7 +30,7 @@ import { WITHIN_ANSWER_LIMIT } from './answerLimit';
 import { sampleItems } from './sample';
 import { readRecord, verificationSecrets } from './secrets';
 
-export const TEST_EVENT_TYPE = 'webhook.test';
+const TEST_EVENT_TYPE = 'webhook.test';
 
 /** The event envelope the service delivers. */
 export interface EventEnvelope {
@@ -154,7 +154,7 @@ function ignored(reason: string, detail: string): IWebhookResponseData {
 }
 
 /** Reads the envelope from the raw body; undefined when it is not a JSON object with the envelope's fields. */
-export function parseEnvelope(rawBody: Buffer): EventEnvelope | undefined {
+function parseEnvelope(rawBody: Buffer): EventEnvelope | undefined {
 	let parsed: unknown;
 	try {
 		parsed = JSON.parse(rawBody.toString('utf8'));
