@@ -35,7 +35,7 @@ export function toId(value: unknown, field: string): number {
 function splitList(value: unknown): unknown[] {
 	if (isBlank(value)) return [];
 	if (Array.isArray(value))
-		return value.flatMap((v) => (typeof v === 'string' ? splitList(v) : [v]));
+		return value.flatMap((v) => (typeof v === 'string' || Array.isArray(v) ? splitList(v) : [v]));
 	if (typeof value === 'string') return value.split(/[\s,]+/).filter((v) => v !== '');
 	return [value];
 }
@@ -71,19 +71,17 @@ export function toEnumList<T extends string>(
 	});
 }
 
-/** A whole number within min..max (given as a number or a digit string). */
+/** A whole number within min..max (given as a number or a digit string); max may be Infinity. */
 export function toWholeNumber(value: unknown, field: string, min: number, max: number): number {
 	const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
 	if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
-		throw new InputError(
-			field,
-			`must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
-		);
+		const range = Number.isFinite(max) ? `from ${min} to ${max}` : `of ${min} or more`;
+		throw new InputError(field, `must be a whole number ${range}, got ${JSON.stringify(value)}`);
 	}
 	return n;
 }
 
-/** Page size within the operation's bounds. */
+/** Page size within the operation's bounds (Infinity: no upper bound, e.g. Limit on a whole list). */
 export function toLimit(value: unknown, field: string, max: number): number {
 	return toWholeNumber(value, field, 1, max);
 }

@@ -20,7 +20,7 @@ const cases: Array<[string, INodeParameters, string]> = [
 	[
 		'non-integer brand id in a list',
 		{ resource: 'product', operation: 'getAll', filters: { brandIds: '1,x' }, limit: 5 },
-		'Filters > Brand IDs',
+		'Filters > Brand Names or IDs',
 	],
 	['limit 0', { resource: 'product', operation: 'getAll', limit: 0 }, 'Limit'],
 	['limit 101', { resource: 'inventoryForecast', operation: 'getAll', limit: 101 }, 'Limit'],
@@ -201,7 +201,7 @@ describe('continueOnFail and pairedItem on every operation', () => {
 			{ filters: { brandIds: '={{ $json.v }}' }, limit: 2 },
 			'x',
 			'1',
-			'Filters > Brand IDs',
+			'Filters > Brand Names or IDs',
 		],
 		[
 			'order',
@@ -209,7 +209,7 @@ describe('continueOnFail and pairedItem on every operation', () => {
 			{ filters: { brandIds: '={{ $json.v }}', statuses: ['Created'] } },
 			'1;2',
 			'2',
-			'Filters > Brand IDs',
+			'Filters > Brand Names or IDs',
 		],
 		['order', 'get', { orderId: '={{ $json.v }}' }, 'abc', 1001, 'Order ID'],
 		[
@@ -218,7 +218,7 @@ describe('continueOnFail and pairedItem on every operation', () => {
 			{ filters: { brandIds: '={{ $json.v }}' }, limit: 2 },
 			'-1',
 			'1,2,3,4,5',
-			'Filters > Brand IDs',
+			'Filters > Brand Names or IDs',
 		],
 		[
 			'purchaseOrder',
@@ -226,7 +226,7 @@ describe('continueOnFail and pairedItem on every operation', () => {
 			{ filters: { brandIds: '={{ $json.v }}' }, limit: 2 },
 			'one',
 			'1',
-			'Filters > Brand IDs',
+			'Filters > Brand Names or IDs',
 		],
 		[
 			'purchaseOrder',
@@ -234,7 +234,7 @@ describe('continueOnFail and pairedItem on every operation', () => {
 			{ filters: { brandIds: '={{ $json.v }}' } },
 			'1.5',
 			'1',
-			'Filters > Brand IDs',
+			'Filters > Brand Names or IDs',
 		],
 		['brandHealth', 'get', { brandId: '={{ $json.v }}' }, '0', '2', 'Brand'],
 		[
@@ -243,7 +243,7 @@ describe('continueOnFail and pairedItem on every operation', () => {
 			{ filters: { brandIds: '={{ $json.v }}' }, limit: 2 },
 			'x',
 			'4',
-			'Filters > Brand IDs',
+			'Filters > Brand Names or IDs',
 		],
 		['brand', 'getAll', { returnAll: false, limit: '={{ $json.v }}' }, 0, 2, 'Limit'],
 		[

@@ -43,6 +43,13 @@ describe('ids', () => {
 		expect(failure(() => toIdList('', 'Order IDs', true)).problem).toBe('needs at least one id');
 		expect(failure(() => toIdList('1,x', 'Order IDs')).field).toBe('Order IDs');
 	});
+
+	it('reads every form a multi-select filter holds: picked IDs, old comma text, an expression list', () => {
+		const forms = [[1, 2, 3], ['1', '2', '3'], '1, 2,3', [[1, 2], '3'], [1, ' 2 ', 3]];
+		for (const form of forms) expect(toIdList(form, 'Brand IDs')).toEqual([1, 2, 3]);
+		expect(toIdList([], 'Brand IDs')).toEqual([]);
+		expect(failure(() => toIdList([1, 'x'], 'Brand IDs')).field).toBe('Brand IDs');
+	});
 });
 
 describe('limits and enums', () => {
@@ -51,6 +58,13 @@ describe('limits and enums', () => {
 		expect(failure(() => toLimit(0, 'Limit', 100)).problem).toMatch(/from 1 to 100/);
 		expect(failure(() => toLimit(101, 'Limit', 100)).problem).toMatch(/from 1 to 100/);
 		expect(failure(() => toLimit(2.5, 'Limit', 100)).field).toBe('Limit');
+	});
+
+	it('without an upper bound (Limit on a whole list) says "1 or more"', () => {
+		expect(toLimit(5000, 'Limit', Infinity)).toBe(5000);
+		expect(failure(() => toLimit(0, 'Limit', Infinity)).problem).toBe(
+			'must be a whole number of 1 or more, got 0',
+		);
 	});
 
 	it('is case-sensitive', () => {

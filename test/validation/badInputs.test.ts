@@ -95,24 +95,27 @@ const cases: Case[] = [
 		itemIndex: 2,
 	},
 	// id lists
-	...each('product.getAll', 'Filters > Brand IDs', BAD_ID_LISTS, (v) => ({
+	...each('product.getAll', 'Filters > Brand Names or IDs', BAD_ID_LISTS, (v) => ({
 		filters: { brandIds: v },
 		limit: 5,
 	})),
-	...each('order.getAll', 'Filters > Brand IDs', ['x'], (v) => ({ filters: { brandIds: v } })),
-	...each('return.getAll', 'Filters > Brand IDs', ['x'], (v) => ({
+	// picked from the list, or a list an expression gives: each entry is still checked
+	...each('order.getAll', 'Filters > Brand Names or IDs', ['x', [1, 'x'], ['2', 0]], (v) => ({
+		filters: { brandIds: v },
+	})),
+	...each('return.getAll', 'Filters > Brand Names or IDs', ['x'], (v) => ({
 		filters: { brandIds: v },
 		limit: 5,
 	})),
-	...each('inventoryForecast.getAll', 'Filters > Brand IDs', ['x'], (v) => ({
+	...each('inventoryForecast.getAll', 'Filters > Brand Names or IDs', ['x'], (v) => ({
 		filters: { brandIds: v },
 		limit: 5,
 	})),
-	...each('purchaseOrder.getAll', 'Filters > Brand IDs', ['x'], (v) => ({
+	...each('purchaseOrder.getAll', 'Filters > Brand Names or IDs', ['x'], (v) => ({
 		filters: { brandIds: v },
 		limit: 5,
 	})),
-	...each('purchaseOrder.export', 'Filters > Brand IDs', ['1.5'], (v) => ({
+	...each('purchaseOrder.export', 'Filters > Brand Names or IDs', ['1.5'], (v) => ({
 		filters: { brandIds: v },
 	})),
 	...each('purchaseOrder.getAll', 'Filters > Sale Channel IDs', ['amazon', '0', '1,,x'], (v) => ({
@@ -141,6 +144,7 @@ const cases: Case[] = [
 	...each('return.getAll', 'Limit', [101], (v) => ({ limit: v })),
 	...each('inventoryForecast.getAll', 'Limit', [101], (v) => ({ limit: v })),
 	...each('purchaseOrder.getAll', 'Limit', [0], (v) => ({ limit: v })),
+	...each('order.getAll', 'Limit', [0, 2.5], (v) => ({ returnAll: false, limit: v })),
 	...each('brand.getAll', 'Limit', [0, 101], (v) => ({ returnAll: false, limit: v })),
 	...each('webhookEndpoint.getDeliveries', 'Limit', [101], (v) => ({ endpointId: '1', limit: v })),
 	// dates

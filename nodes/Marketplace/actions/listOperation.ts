@@ -28,21 +28,29 @@ export function listOperation(spec: {
 		ctx: IExecuteFunctions,
 		itemIndex: number,
 	) => { query: QueryValues; pathParams?: Record<string, string | number> };
+	/**
+	 * A route without pages that still offers Return All / Limit: the service answers with the
+	 * whole list in one request and Limit keeps its first N records.
+	 */
+	wholeList?: { returnAllByDefault: boolean; hint: string };
 }): ItemOperation<ListInput> {
 	const route = ROUTES[spec.route];
-	const maxLimit = 'pagination' in route ? route.pagination.maxLimit : 0;
-	const paginated = maxLimit > 0;
+	const maxLimit = 'pagination' in route ? route.pagination.maxLimit : undefined;
+	const paginated = maxLimit !== undefined;
+	const limited = paginated || spec.wholeList !== undefined;
 	return {
 		kind: 'item',
 		description: forOperation(spec.resource, spec.operation, [
 			...spec.properties.filter((p) => p.type !== 'collection'),
-			...(paginated ? paginationProperties(maxLimit) : []),
+			...(limited ? paginationProperties(maxLimit, spec.wholeList) : []),
 			...spec.properties.filter((p) => p.type === 'collection'),
 		]),
 		parse(itemIndex) {
 			const { query, pathParams } = spec.parse(this, itemIndex);
 			return {
-				page: paginated ? readPageParams(this, itemIndex, maxLimit) : { returnAll: true },
+				page: limited
+					? readPageParams(this, itemIndex, maxLimit ?? Number.POSITIVE_INFINITY)
+					: { returnAll: true },
 				query,
 				pathParams,
 				settings: requestSettings(this, itemIndex),

@@ -1,6 +1,7 @@
 /**
  * What the n8n editor asks the node for while a user fills in parameters: the brand and webhook
- * endpoint pickers' lists and the brand's health categories. Every request goes through the
+ * endpoint pickers' lists, the brands the Brand Names or IDs filters offer and the brand's health
+ * categories. Every request goes through the
  * transport, so the lists are paced and retried like any read, and they show only what the key
  * may see (the service applies the key's brand scope and endpoint ownership).
  */
@@ -55,15 +56,26 @@ async function listFor(
 }
 
 /** Brand discovery without a limit answers with the whole accessible set in one request. */
+async function brandsOf(ctx: ILoadOptionsFunctions): Promise<IDataObject[]> {
+	return await listFor(ctx, 'brands', { route: 'listBrands', returnAll: true });
+}
+
+const brandLabel = (b: IDataObject) => `${String(b.name ?? 'Brand')} (${String(b.id)})`;
+
+/** The Brand picker (a resource locator's list), with its search box. */
 async function searchBrands(
 	this: ILoadOptionsFunctions,
 	filter?: string,
 ): Promise<INodeListSearchResult> {
-	const brands = await listFor(this, 'brands', { route: 'listBrands', returnAll: true });
-	const results: INodeListSearchItems[] = brands
+	const results: INodeListSearchItems[] = (await brandsOf(this))
 		.filter((b) => matches(filter, b.name, b.id))
-		.map((b) => ({ name: `${String(b.name ?? 'Brand')} (${String(b.id)})`, value: String(b.id) }));
+		.map((b) => ({ name: brandLabel(b), value: String(b.id) }));
 	return { results };
+}
+
+/** The Brand Names or IDs filters (multi-select): the same brands, the ID as the value. */
+async function getBrands(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
+	return (await brandsOf(this)).map((b) => ({ name: brandLabel(b), value: Number(b.id) }));
 }
 
 /** A user owns at most ten endpoints, so one read lists them all; each shows URL and status. */
@@ -107,5 +119,5 @@ async function getBrandHealthCategories(
 
 export const methods = {
 	listSearch: { searchBrands, searchWebhookEndpoints },
-	loadOptions: { getBrandHealthCategories },
+	loadOptions: { getBrands, getBrandHealthCategories },
 };

@@ -1,14 +1,23 @@
 import { ORDER_STATUSES } from '../../../shared/routes';
 import { toEnumList, toText, toUtcDateTime } from '../../../shared/validation';
-import { brandIdsFilter, filtersCollection } from '../descriptions';
+import { brandIdsFilter, brandIdsOf, filtersCollection } from '../descriptions';
 import { listOperation } from '../listOperation';
-import { brandIdsOf, readFilters } from '../readers';
+import { readFilters } from '../readers';
 
-/** GET /v1/orders: comma-separated statuses and brandIds; the whole list, no pagination. */
+/**
+ * GET /v1/orders: comma-separated statuses and brandIds; the whole list, no pagination. Return All
+ * / Limit only choose how much of that one answer is output. Return All is on by default: before
+ * these parameters existed every order was output, and n8n fills a saved workflow's missing
+ * parameter with its default, so a default of off would silently cut old workflows at 50 orders.
+ */
 export const getAll = listOperation({
 	resource: 'order',
 	operation: 'getAll',
 	route: 'listOrders',
+	wholeList: {
+		returnAllByDefault: true,
+		hint: 'The service returns every matching order in one answer; Limit keeps the first N',
+	},
 	properties: [
 		filtersCollection([
 			brandIdsFilter,

@@ -1,6 +1,6 @@
-import { brandIdsFilter, filtersCollection } from '../descriptions';
+import { brandIdsFilter, brandIdsOf, filtersCollection } from '../descriptions';
 import { listOperation } from '../listOperation';
-import { brandIdsOf, readFilters } from '../readers';
+import { readFilters } from '../readers';
 
 /** GET /v1/products: comma-separated brandIds; pages of up to 100. */
 export const getAll = listOperation({

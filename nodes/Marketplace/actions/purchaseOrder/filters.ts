@@ -3,8 +3,7 @@ import type { IDataObject, INodeProperties } from 'n8n-workflow';
 import { PURCHASE_ORDER_STATUSES } from '../../../shared/routes';
 import type { QueryValues } from '../../../shared/transport/queryEncoding';
 import { toEnumList, toIdList } from '../../../shared/validation';
-import { brandIdsFilter, filtersCollection } from '../descriptions';
-import { brandIdsOf } from '../readers';
+import { brandIdsFilter, brandIdsOf, filtersCollection } from '../descriptions';
 
 /** The filters both purchase-order reads take (the page read repeats keys, the export joins with commas). */
 export const purchaseOrderFilters: INodeProperties = filtersCollection([

@@ -1,6 +1,6 @@
-import { brandIdsFilter, filtersCollection } from '../descriptions';
+import { brandIdsFilter, brandIdsOf, filtersCollection } from '../descriptions';
 import { listOperation } from '../listOperation';
-import { brandIdsOf, readFilters } from '../readers';
+import { readFilters } from '../readers';
 import { toText } from '../../../shared/validation';
 
 /** GET /v1/returns: comma-separated lists; pages of up to 100. */
