@@ -165,7 +165,8 @@ describe.each(['500', '429'] as const)('fault %s after the effect', (mode) => {
 	});
 });
 
-test('500 twice before the effect: three attempts, one key, the connection made', async () => {
+test('500 twice before connect: not sent again, the item fails saying the connection may have started', async () => {
+	// The client cannot tell a 500 before the effect from one after it: the service released the key.
 	await fixture.control.injectFault({
 		route: 'connectSaleChannel',
 		mode: '500',
@@ -178,14 +179,202 @@ test('500 twice before the effect: three attempts, one key, the connection made'
 		brandId: '4',
 		saleChannelName: 'Amazon',
 	});
-	expect(r.error).toBeUndefined();
-	expect(r.sent.map((s) => s.status)).toEqual([500, 500, 201]);
-	expect(clock().waits).toEqual([backoff(1), backoff(2)]);
-	sameKey(r.sent);
-	expectUniqueRequestIds(r.sent);
-	expect(
-		(await fixture.control.state<IDataObject>('connections')).filter((c) => c.brandId === 4),
-	).toHaveLength(1);
+	expect(r.sent.map((s) => s.status)).toEqual([500]);
+	expect(clock().waits).toEqual([]);
+	expect(errorOf(r).message).toMatch(
+		/^The service failed \(HTTP 500\) after the request was sent: the connection may have been started\./,
+	);
+});
+
+/**
+ * The writes whose effect the node cannot look for before a retry (Connect, Rotate Secret, Update,
+ * Test): after a 5xx or no answer they are not sent again; the item fails saying what may have
+ * happened. `effects` counts the write's effects at the sandbox.
+ */
+interface OnceWrite {
+	name: string;
+	route: string;
+	/** parameters of the run, after any setup */
+	setup: () => Promise<{ parameters: IDataObject; effects: () => Promise<number> }>;
+	message: RegExp;
+}
+
+/** endpoints made for these tests, deleted after each (a user may own at most 10) */
+const made: number[] = [];
+const endpointFor = async (description: string) => {
+	const created = await fixture.run(createEndpoint(description));
+	expect(created.error).toBeUndefined();
+	made.push(created.items[0].json.id as number);
+	return made.at(-1)!;
+};
+const endpointById = async (id: number) =>
+	(await fixture.control.endpoints()).find((e) => e.id === id)!;
+let brandOfConnect = 0;
+
+const onceWrites: OnceWrite[] = [
+	{
+		name: 'rotate secret',
+		route: 'rotateWebhookEndpointSecret',
+		async setup() {
+			const id = await endpointFor(`rotate-${Math.random()}`);
+			const original = (await endpointById(id)).secret;
+			return {
+				parameters: {
+					resource: 'webhookEndpoint',
+					operation: 'rotateSecret',
+					endpointId: String(id),
+				},
+				// one rotation: the original secret is the previous one; two would have replaced it
+				effects: async () => {
+					const now = await endpointById(id);
+					if (now.secret === original) return 0;
+					return now.previousSecret === original ? 1 : 2;
+				},
+			};
+		},
+		message:
+			/^The service failed \(HTTP 500\) after the request was sent: the secret may have been rotated\. The previous secret still works for 24 hours: use Webhook Endpoint > Get to check the endpoint, and rotate again only if needed\.$/,
+	},
+	{
+		name: 'sale channel connect',
+		route: 'connectSaleChannel',
+		async setup() {
+			const brandId = [1, 2, 3, 5][brandOfConnect++ % 4];
+			const connections = async () =>
+				(await fixture.control.state<IDataObject>('connections')).filter(
+					(c) => c.brandId === brandId && c.saleChannelName === 'Zalando',
+				).length;
+			const before = await connections();
+			return {
+				parameters: {
+					resource: 'saleChannel',
+					operation: 'connect',
+					brandId: String(brandId),
+					saleChannelName: 'Zalando',
+				},
+				effects: async () => (await connections()) - before,
+			};
+		},
+		message:
+			/^The service failed \(HTTP 500\) after the request was sent: the connection may have been started\. Check the brand's connection .+ before connecting again\.$/,
+	},
+	{
+		name: 'webhook update',
+		route: 'updateWebhookEndpoint',
+		async setup() {
+			const id = await endpointFor(`update-${Math.random()}`);
+			// the PATCHes the service ran: all but those it refused with 429 before running them
+			const patches = async () =>
+				(await fixture.control.requests()).filter(
+					(q) =>
+						q.method === 'PATCH' && q.path === `/v1/webhook-endpoints/${id}` && q.status !== 429,
+				).length;
+			return {
+				parameters: {
+					resource: 'webhookEndpoint',
+					operation: 'update',
+					endpointId: String(id),
+					updateFields: { description: `updated-${id}` },
+				},
+				effects: async () =>
+					(await endpointById(id)).description === `updated-${id}` ? await patches() : 0,
+			};
+		},
+		message:
+			/^The service failed \(HTTP 500\) after the request was sent: the changes may have been applied\. Use Webhook Endpoint > Get to see the endpoint as it is now, and update again only if needed\.$/,
+	},
+	{
+		name: 'webhook test',
+		route: 'testWebhookEndpoint',
+		async setup() {
+			const id = await endpointFor(`test-${Math.random()}`);
+			return {
+				parameters: { resource: 'webhookEndpoint', operation: 'test', endpointId: String(id) },
+				effects: async () =>
+					(await fixture.control.deliveries(id)).filter((d) => d.eventType === 'webhook.test')
+						.length,
+			};
+		},
+		message:
+			/^The service failed \(HTTP 500\) after the request was sent: a test delivery may have been sent\. Use Webhook Endpoint > Get Deliveries to see whether it was, and test again only if needed\.$/,
+	},
+];
+
+describe.each(onceWrites)('$name: once, or says it may not be', ({ route, setup, message }) => {
+	afterEach(async () => {
+		for (const id of made.splice(0)) {
+			await fetch(`${fixture.sandbox.baseUrl}/v1/webhook-endpoints/${id}`, {
+				method: 'DELETE',
+				headers: { authorization: `Bearer ${fixture.apiKey}` },
+			});
+		}
+	});
+
+	const attempts = (r: { sent: Array<{ path: string; method: string }> }) =>
+		r.sent.filter((s) => s.method !== 'GET');
+
+	test('500 after the effect: not sent again, exactly one effect, the item fails saying it may have happened', async () => {
+		const { parameters, effects } = await setup();
+		await fixture.control.injectFault({ route, mode: '500', when: 'after', count: 1 });
+		const r = await fixture.run(parameters);
+		const error = errorOf(r);
+		expect(attempts(r).map((s) => s.status)).toEqual([500]);
+		expect(clock().waits).toEqual([]);
+		expect(await effects()).toBe(1);
+		expect(error.message).toMatch(message);
+		expect(error.httpCode).toBe('500');
+		expect(error.description).toMatch(/^Not sent again: .+\(request id \S+\)$/);
+	});
+
+	test('no answer after the effect (dropped connection): not sent again, exactly one effect', async () => {
+		const { parameters, effects } = await setup();
+		await fixture.control.injectFault({ route, mode: 'drop', when: 'after', count: 1 });
+		const r = await fixture.run(parameters);
+		expect(attempts(r)).toHaveLength(1);
+		expect(clock().waits).toEqual([]);
+		expect(await effects()).toBe(1);
+		expect(errorOf(r).message).toMatch(
+			/^No answer came from the service \(network error [A-Z_]+\) after the request was sent: .+ may have been/,
+		);
+	});
+
+	test('429: waited out and sent again with the same key, exactly one effect', async () => {
+		const { parameters, effects } = await setup();
+		await fixture.control.injectFault({ route, mode: '429', when: 'before', count: 1 });
+		const r = await fixture.run(parameters);
+		expect(r.error).toBeUndefined();
+		const sent = attempts(r) as Array<{ status: number | null; idempotencyKey?: string }>;
+		expect(sent.map((s) => s.status)).toEqual([429, expect.any(Number)]);
+		sameKey(sent);
+		expect(clock().waits).toEqual([1000]);
+		expect(await effects()).toBe(1);
+	});
+
+	test('with "On Error: Continue (using error output)" the item goes to the error output with the message', async () => {
+		const { parameters, effects } = await setup();
+		await fixture.control.injectFault({ route, mode: '500', when: 'after', count: 1 });
+		const r = await fixture.run(parameters, { onError: 'continueErrorOutput' });
+		expect(r.error).toBeUndefined();
+		expect(r.items).toEqual([]);
+		expect(r.errorItems).toHaveLength(1);
+		expect(r.errorItems[0].json.error).toMatch(message);
+		expect(r.errorItems[0].json.details).toMatchObject({ httpCode: '500' });
+		expect(await effects()).toBe(1);
+	});
+});
+
+test('a connection that was never made (ECONNREFUSED) is tried again: the write cannot have reached the service', async () => {
+	const r = await fixture.run(
+		{
+			resource: 'webhookEndpoint',
+			operation: 'rotateSecret',
+			endpointId: '1',
+			requestOptions: { maxAttempts: 2 },
+		},
+		{ baseUrl: 'http://127.0.0.1:1' },
+	);
+	expect(clock().waits).toEqual([backoff(1)]);
+	expect(errorOf(r).message).toMatch(/^network error ECONNREFUSED after 2 attempts/);
 });
 
 test.each(['before', 'after'] as const)(

@@ -227,6 +227,11 @@ export class Pacer {
 		this.resetAtMs = (consistent ? precise : announced) + this.marginMs;
 	}
 
+	/** Nothing in flight and no window known to be running: dropping it loses no pacing. */
+	idle(nowMs: number): boolean {
+		return this.inFlight.size === 0 && (this.remaining === undefined || nowMs >= this.resetAtMs);
+	}
+
 	private issue(): number {
 		const ticket = this.nextTicket++;
 		this.inFlight.add(ticket);

@@ -5,6 +5,9 @@
  * - a fresh X-Request-Id per attempt (the service logs each attempt as its own request), named in every error
  * - pacing from RateLimit / RateLimit-Policy, shared by every request of the same credential
  * - retries with the write's Idempotency-Key kept across them; waits use n8n's `sleep` (via clock.ts, which tests replace)
+ * - a write is sent again after a failure that may have left its effect (5xx, no answer) only when
+ *   it can look for that effect first (`reconcile`) or says it may be resent; one that says what it
+ *   may have done (`ifUncertain`) fails with that instead
  * - errors: both error shapes become NodeApiError; the API key never reaches a message
  */
 import { randomUUID } from 'node:crypto';
@@ -30,6 +33,7 @@ import { Pacer, readRateLimit } from './rateLimit';
 import {
 	DEFAULT_RETRY,
 	isNetworkErrorCode,
+	mayHaveRun,
 	retryDelay,
 	type Outcome,
 	type RetrySettings,
@@ -61,6 +65,21 @@ export interface ApiRequest {
 	 * answer with instead of retrying, or undefined to retry.
 	 */
 	reconcile?: () => Promise<unknown>;
+	/**
+	 * For a write whose effect cannot be looked for before a retry: it is sent again only when the
+	 * service certainly did not run it (429, `idempotency-in-progress`, a connection never made).
+	 * After a 5xx or no answer it fails with a NodeApiError saying what may have happened and what
+	 * to do, instead of running a second time.
+	 */
+	ifUncertain?: UncertainWrite;
+}
+
+/** What a write that failed without a certain answer may have done, in the user's words. */
+export interface UncertainWrite {
+	/** completes "... after the request was sent: ", e.g. "the secret may have been rotated" */
+	effect: string;
+	/** what to check and do now, one or two sentences */
+	advice: string;
 }
 
 export interface ApiResponse<T = unknown> {
@@ -96,15 +115,26 @@ export const DEFAULT_TRANSPORT: TransportSettings = { timeoutMs: 30_000, retry: 
  */
 const pacers = new Map<string, Pacer>();
 
-function pacerFor(ctx: TransportContext, baseUrl: string): Pacer {
-	const credentialId = ctx.getNode().credentials?.[CREDENTIAL_TYPE]?.id ?? '';
-	const key = `${credentialId}|${baseUrl}`;
+/**
+ * The pacer of a credential and Base URL. Each lookup drops the idle pacers (nothing in flight,
+ * their window over), because such a pacer knows nothing a new one would not learn from its first
+ * answer. Callers that wait look their pacer up again after each wait, so none holds a dropped one.
+ */
+function pacerFor(key: string, nowMs: number): Pacer {
+	for (const [other, pacer] of pacers) {
+		if (other !== key && pacer.idle(nowMs)) pacers.delete(other);
+	}
 	let pacer = pacers.get(key);
 	if (!pacer) {
 		pacer = new Pacer();
 		pacers.set(key, pacer);
 	}
 	return pacer;
+}
+
+/** How many pacers are kept (read by the tests). */
+export function pacerCount(): number {
+	return pacers.size;
 }
 
 /** A new opaque key for a write (the service asks for a unique string, for example a UUID). */
@@ -138,24 +168,58 @@ function networkCode(error: unknown): string | undefined {
 	return undefined;
 }
 
+function problemObject(problem: ApiProblem): JsonObject {
+	return {
+		status: problem.status,
+		type: problem.slug,
+		requestId: problem.requestId ?? null,
+		errors: problem.pointers.map((p) => ({ pointer: p.pointer, detail: p.detail })),
+	};
+}
+
 function apiError(
 	ctx: TransportContext,
 	problem: ApiProblem,
 	itemIndex: number | undefined,
 ): NodeApiError {
 	const { message, description } = formatProblem(problem);
-	const errorObject: JsonObject = {
-		status: problem.status,
-		type: problem.slug,
-		requestId: problem.requestId ?? null,
-		errors: problem.pointers.map((p) => ({ pointer: p.pointer, detail: p.detail })),
-	};
-	return nodeApiError(ctx.getNode(), errorObject, {
+	return nodeApiError(ctx.getNode(), problemObject(problem), {
 		message,
 		description,
 		httpCode: String(problem.status),
 		itemIndex,
 	});
+}
+
+/**
+ * A write that is not sent again failed after it may have run: the message says what may have
+ * happened and what to do; the error object is the one the answer (or the network error) gives.
+ */
+function uncertainWriteError(
+	ctx: TransportContext,
+	what: UncertainWrite,
+	failure: { problem: ApiProblem } | { code: string; requestId: string },
+	itemIndex: number | undefined,
+): NodeApiError {
+	const answered = 'problem' in failure;
+	const cause = answered
+		? `The service failed (HTTP ${failure.problem.status})`
+		: `No answer came from the service (network error ${failure.code})`;
+	const description = answered
+		? `Not sent again: after a 5xx the service forgets the Idempotency-Key, so a resend would run the write a second time. The service answered: ${formatProblem(failure.problem).message}`
+		: `Not sent again: the service may have run the write without its answer arriving, and a resend would run it a second time (request id ${failure.requestId}).`;
+	return nodeApiError(
+		ctx.getNode(),
+		answered
+			? problemObject(failure.problem)
+			: { code: failure.code, requestId: failure.requestId },
+		{
+			message: `${cause} after the request was sent: ${what.effect}. ${what.advice}`,
+			description,
+			httpCode: answered ? String(failure.problem.status) : undefined,
+			itemIndex,
+		},
+	);
 }
 
 function networkError(
@@ -241,7 +305,7 @@ export async function apiRequest<T = unknown>(
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,
 	};
-	const pacer = pacerFor(this, baseUrl);
+	const pacerKey = `${this.getNode().credentials?.[CREDENTIAL_TYPE]?.id ?? ''}|${baseUrl}`;
 	const clock = transportClock();
 	const deadline = settings.budgetMs === undefined ? Infinity : clock.now() + settings.budgetMs;
 	const overBudget = (waitMs: number) => clock.now() + waitMs > deadline;
@@ -250,7 +314,7 @@ export async function apiRequest<T = unknown>(
 	// The Test call's answer waits for a delivery, whose own requests must not wait for that answer.
 	const learns = request.route !== 'testWebhookEndpoint';
 	for (let attempt = 1; ; attempt++) {
-		const ticket = await takeTurn(clock, pacer, learns, overBudget, (waitMs) =>
+		const { pacer, ticket } = await takeTurn(clock, pacerKey, learns, overBudget, (waitMs) =>
 			apiError(this, rateLimitedByBudget(waitMs, settings.budgetMs), request.itemIndex),
 		);
 		// Every attempt is its own request for the service (on a replay, its X-Request-Id
@@ -271,6 +335,14 @@ export async function apiRequest<T = unknown>(
 			const code = networkCode(error);
 			if (code === undefined) throw unexpectedError(this, error, requestId, request.itemIndex);
 			outcome = { kind: 'network', code };
+			if (write && request.ifUncertain && mayHaveRun(outcome)) {
+				throw uncertainWriteError(
+					this,
+					request.ifUncertain,
+					{ code, requestId },
+					request.itemIndex,
+				);
+			}
 			const delay = retryDelay(outcome, attempt, settings.retry, clock.now(), clock.random());
 			if (delay === undefined || overBudget(delay)) {
 				throw networkError(this, code, requestId, attempt, request.itemIndex);
@@ -309,6 +381,9 @@ export async function apiRequest<T = unknown>(
 			slug: problem.slug,
 			retryAfter: responseHeaders['retry-after'],
 		};
+		if (write && request.ifUncertain && mayHaveRun(outcome)) {
+			throw uncertainWriteError(this, request.ifUncertain, { problem }, request.itemIndex);
+		}
 		const delay = retryDelay(outcome, attempt, settings.retry, clock.now(), clock.random());
 		if (delay === undefined || overBudget(delay)) throw apiError(this, problem, request.itemIndex);
 		if (status >= 500 || status === 429) {
@@ -331,19 +406,20 @@ export async function apiRequest<T = unknown>(
 }
 
 /**
- * Waits until the pacer gives this request a ticket. A wait that would end past the request's
- * budget fails at once with the error `overBudgetError` makes.
+ * Waits until the credential's pacer gives this request a ticket; the answer goes to that pacer. A
+ * wait that would end past the request's budget fails at once with the error `overBudgetError` makes.
  */
 async function takeTurn(
 	clock: TransportClock,
-	pacer: Pacer,
+	pacerKey: string,
 	learns: boolean,
 	overBudget: (waitMs: number) => boolean,
 	overBudgetError: (waitMs: number) => Error,
-): Promise<number> {
+): Promise<{ pacer: Pacer; ticket: number }> {
 	for (;;) {
+		const pacer = pacerFor(pacerKey, clock.now());
 		const turn = pacer.reserve(clock.now(), learns);
-		if (turn.ticket !== undefined) return turn.ticket;
+		if (turn.ticket !== undefined) return { pacer, ticket: turn.ticket };
 		if (overBudget(turn.waitMs)) throw overBudgetError(turn.waitMs);
 		await clock.sleep(turn.waitMs);
 	}

@@ -42,6 +42,30 @@ export function isNetworkErrorCode(code: string | undefined): boolean {
 	return code !== undefined && NETWORK_CODES.has(code);
 }
 
+/**
+ * Codes of a connection that was never made (refused, name not resolved, no route): the request
+ * cannot have reached the service.
+ */
+const NOT_SENT_CODES = new Set([
+	'ECONNREFUSED',
+	'ENOTFOUND',
+	'EAI_AGAIN',
+	'EHOSTUNREACH',
+	'ENETUNREACH',
+	'ERR_SOCKET_CONNECTION_TIMEOUT',
+]);
+
+/**
+ * Whether a failed write may have been run by the service: a 5xx answer (the service then releases
+ * the Idempotency-Key, so a resend runs the write again) or no answer after the request may have
+ * been sent (a broken connection, a timeout). A 429, a 409 `idempotency-in-progress` and a
+ * connection never made are certain: the service did not run that attempt.
+ */
+export function mayHaveRun(outcome: Outcome): boolean {
+	if (outcome.kind === 'network') return !NOT_SENT_CODES.has(outcome.code ?? '');
+	return outcome.status >= 500;
+}
+
 export function isRetryable(outcome: Outcome): boolean {
 	if (outcome.kind === 'network') return true;
 	const { status, slug } = outcome;

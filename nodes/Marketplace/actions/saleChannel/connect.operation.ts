@@ -139,4 +139,9 @@ export const connect = writeOperation({
 		}
 		return { pathParams: { brandId }, body };
 	},
+	ifUncertain: {
+		effect: 'the connection may have been started',
+		advice:
+			"Check the brand's connection to this sale channel in the Marketplace Management Service before connecting again.",
+	},
 });

@@ -11,4 +11,9 @@ export const rotateSecret = writeOperation({
 		return { pathParams: endpointIdOf(ctx, itemIndex) };
 	},
 	present: withSecretNotice,
+	ifUncertain: {
+		effect: 'the secret may have been rotated',
+		advice:
+			'The previous secret still works for 24 hours: use Webhook Endpoint > Get to check the endpoint, and rotate again only if needed.',
+	},
 });

@@ -10,4 +10,9 @@ export const test = writeOperation({
 	parse(ctx, itemIndex) {
 		return { pathParams: endpointIdOf(ctx, itemIndex) };
 	},
+	ifUncertain: {
+		effect: 'a test delivery may have been sent',
+		advice:
+			'Use Webhook Endpoint > Get Deliveries to see whether it was, and test again only if needed.',
+	},
 });

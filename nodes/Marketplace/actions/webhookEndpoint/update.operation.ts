@@ -89,4 +89,9 @@ export const update = writeOperation({
 			);
 		return { pathParams: endpointIdOf(ctx, itemIndex), body };
 	},
+	ifUncertain: {
+		effect: 'the changes may have been applied',
+		advice:
+			'Use Webhook Endpoint > Get to see the endpoint as it is now, and update again only if needed.',
+	},
 });
