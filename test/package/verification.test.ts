@@ -69,6 +69,18 @@ describe("n8n's own tool checks the package", () => {
 		const words = (text: string) => text.replace(/\s+/g, ' ').trim();
 		expect(words(read('eslint.config.mjs'))).toBe(words(read(template)));
 	});
+
+	test("npm run build is n8n-node build, then gulp's build:dist; release and prepublishOnly are n8n-node's", () => {
+		expect(manifest.scripts.build).toBe('n8n-node build && gulp build:dist');
+		expect(read('gulpfile.js')).toMatch(/\btask\('build:dist',/);
+		// n8n-node build runs plain `tsc`: tsconfig.json must emit into dist/ and take the codex and schema JSON
+		const tsconfig = JSON.parse(read('tsconfig.json'));
+		expect(tsconfig.compilerOptions.outDir.replace(/^\.\/|\/$/g, '')).toBe('dist');
+		expect(tsconfig.compilerOptions.resolveJsonModule).toBe(true);
+		expect(tsconfig.include).toEqual(expect.arrayContaining(['nodes/**/*.json']));
+		expect(manifest.scripts.release).toBe('n8n-node release');
+		expect(manifest.scripts.prepublishOnly).toBe('n8n-node prerelease');
+	});
 });
 
 describe('package.json', () => {
