@@ -1,9 +1,13 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+
 import {
 	Pacer,
 	PROBE_WAIT_MS,
 	parseStructuredList,
 	readRateLimit,
 } from '../../nodes/shared/transport/rateLimit';
+import { apiRequest, pacerCount } from '../../nodes/shared/transport/request';
+import { setTransportClock } from '../transportClock';
 
 describe('parseStructuredList', () => {
 	it('reads quoted names with integer parameters', () => {
@@ -193,5 +197,59 @@ describe('Pacer', () => {
 			8990,
 		);
 		expect(pacer.reserve(9000)).toEqual({ waitMs: 14000 + 50 - 9000 });
+	});
+});
+
+describe('the transport keeps a pacer only while its credential is active', () => {
+	/** A context whose n8n request helper answers 200 with the given window (r left, t seconds). */
+	const contextOf = (credentialId: string, window: { r: number; t: number }) =>
+		({
+			getNode: () => ({
+				credentials: { marketplaceApi: { id: credentialId, name: credentialId } },
+			}),
+			getCredentials: async () => ({ baseUrl: 'https://api.example.test', apiKey: 'k' }),
+			helpers: {
+				httpRequestWithAuthentication: async () => ({
+					statusCode: 200,
+					headers: {
+						ratelimit: `"default";r=${window.r};t=${window.t}`,
+						'ratelimit-policy': '"default";q=120;w=120',
+					},
+					body: { brands: [] },
+				}),
+			},
+		}) as unknown as IExecuteFunctions;
+
+	let nowMs = 1_000_000;
+	const waits: number[] = [];
+	beforeAll(() =>
+		setTransportClock({
+			now: () => nowMs,
+			sleep: async (ms) => {
+				waits.push(ms);
+				nowMs += ms;
+			},
+			random: () => 0.5,
+		}),
+	);
+	afterAll(() => setTransportClock());
+
+	const read = async (credentialId: string, window: { r: number; t: number }) =>
+		await apiRequest.call(contextOf(credentialId, window), { route: 'listBrands' });
+
+	it('pacers whose window is over are dropped on the next lookup; an active one is kept, and paces', async () => {
+		const before = pacerCount();
+		for (let i = 0; i < 50; i++) await read(`idle-${i}`, { r: 5, t: 60 });
+		await read('busy', { r: 0, t: 120 });
+		expect(pacerCount()).toBe(before + 51);
+
+		nowMs += 61_000; // past the 50 windows, not past busy's
+		await read('fresh', { r: 5, t: 60 });
+		expect(pacerCount()).toBe(2);
+
+		// busy's pacer still knows its window is used up: its next request waits for the reset
+		expect(waits).toEqual([]);
+		await read('busy', { r: 119, t: 120 });
+		expect(waits).toEqual([120_000 - 61_000 + 50]);
 	});
 });

@@ -1,6 +1,7 @@
 import {
 	DEFAULT_RETRY,
 	isRetryable,
+	mayHaveRun,
 	parseRetryAfter,
 	retryDelay,
 } from '../../nodes/shared/transport/retryPolicy';
@@ -77,4 +78,38 @@ describe('retryDelay', () => {
 			retryDelay({ kind: 'response', status: 429, retryAfter: '100000' }, 1, DEFAULT_RETRY, 0, 0),
 		).toBe(DEFAULT_RETRY.maxDelayMs);
 	});
+});
+
+describe('mayHaveRun: a failed write the service may have run, which only a write that can look for its effect sends again', () => {
+	it.each([500, 502, 503, 504])(
+		'a %i answer may have run (the service released the key)',
+		(status) => {
+			expect(mayHaveRun({ kind: 'response', status })).toBe(true);
+		},
+	);
+
+	it('429 and 409 idempotency-in-progress did not run', () => {
+		expect(mayHaveRun({ kind: 'response', status: 429 })).toBe(false);
+		expect(mayHaveRun({ kind: 'response', status: 409, slug: 'idempotency-in-progress' })).toBe(
+			false,
+		);
+	});
+
+	it.each([
+		'ECONNRESET',
+		'ETIMEDOUT',
+		'ESOCKETTIMEDOUT',
+		'EPIPE',
+		'ECONNABORTED',
+		'UND_ERR_SOCKET',
+	])('no answer after the request may have been sent (%s) may have run', (code) => {
+		expect(mayHaveRun({ kind: 'network', code })).toBe(true);
+	});
+
+	it.each(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'])(
+		'a connection never made (%s) did not run',
+		(code) => {
+			expect(mayHaveRun({ kind: 'network', code })).toBe(false);
+		},
+	);
 });
