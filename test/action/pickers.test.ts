@@ -3,7 +3,7 @@
  * calls them (LoadOptionsContext, see test/engine/editor.ts) against the sandbox over HTTP; and the
  * parameters they fill, through n8n's real engine.
  */
-import type { IDataObject, INodeParameters } from 'n8n-workflow';
+import type { IDataObject, INodeParameters, INodeProperties } from 'n8n-workflow';
 
 import { listSearch, loadOptions, type EditorCallOptions } from '../engine/editor';
 import { setTransportClock } from '../transportClock';
@@ -93,6 +93,76 @@ describe('Brand picker', () => {
 		} finally {
 			setTransportClock();
 		}
+	});
+});
+
+describe('Brand Names or IDs filters (multi-select)', () => {
+	const filterOperations = [
+		'product.getAll',
+		'order.getAll',
+		'return.getAll',
+		'purchaseOrder.getAll',
+		'purchaseOrder.export',
+		'inventoryForecast.getAll',
+	];
+
+	test('every list operation offers brandIds as a multi-select loaded by getBrands', () => {
+		for (const operation of filterOperations) {
+			const [resource, op] = operation.split('.');
+			const filters = node.description.properties.find(
+				(p) =>
+					p.name === 'filters' &&
+					p.displayOptions?.show?.resource?.includes(resource) &&
+					p.displayOptions?.show?.operation?.includes(op),
+			);
+			const brandIds = (filters?.options as INodeProperties[] | undefined)?.find(
+				(o) => o.name === 'brandIds',
+			);
+			expect([operation, brandIds?.type, brandIds?.typeOptions?.loadOptionsMethod]).toEqual([
+				operation,
+				'multiOptions',
+				'getBrands',
+			]);
+		}
+	});
+
+	test("getBrands lists the key's brands, one request; a picked brand is sent as the filter", async () => {
+		const { apiKey } = await fixture.control.createUser({ brandIds: [2, 3] });
+		const brands = (await fixture.control.state<{ id: number; name: string }>('brands')).filter(
+			(b) => [2, 3].includes(b.id),
+		);
+		const { result, paths } = await requestsDuring(
+			async () =>
+				await loadOptions({
+					...panel({ resource: 'order', operation: 'getAll', filters: {} }, apiKey),
+					method: 'getBrands',
+					parameter: 'filters.brandIds',
+				}),
+		);
+		expect(paths).toEqual(['GET /v1/brands?']);
+		expect(result).toEqual(brands.map((b) => ({ name: `${b.name} (${b.id})`, value: b.id })));
+
+		const picked = await fixture.run(
+			{ resource: 'order', operation: 'getAll', filters: { brandIds: [result[1].value] } },
+			{ apiKey },
+		);
+		expect(picked.sent.map((s) => s.rawQuery)).toEqual([`brandIds=${brands[1].id}`]);
+		expect(picked.items.every((i) => i.json.brandId === brands[1].id)).toBe(true);
+	});
+
+	test('a key without brands.read is told to give the IDs by expression instead', async () => {
+		const { apiKey } = await fixture.control.createUser({
+			permissions: ['products.read'],
+			brandIds: [1],
+		});
+		const error = await loadOptions({
+			...panel({ resource: 'product', operation: 'getAll' }, apiKey),
+			method: 'getBrands',
+			parameter: 'filters.brandIds',
+		}).catch((e: Error) => e);
+		expect((error as Error).message).toMatch(
+			/lacks the brands\.read permission\. Give the brand IDs by expression instead/,
+		);
 	});
 });
 

@@ -149,6 +149,46 @@ describe('order.getAll / order.get', () => {
 		expect(r.items).toHaveLength(inScope.length);
 	});
 
+	test('Limit 2: the whole list in one request, the first 2 orders output; Return All: every order, one request', async () => {
+		const brandIds = [1, 3];
+		const expected = (await fixture.control.state<IDataObject>('orders')).filter((o) =>
+			brandIds.includes(o.brandId as number),
+		);
+		expect(expected.length).toBeGreaterThan(2);
+
+		const limited = await fixture.run({
+			resource: 'order',
+			operation: 'getAll',
+			returnAll: false,
+			limit: 2,
+			filters: { brandIds },
+		});
+		expect(limited.error).toBeUndefined();
+		expect(limited.sent.map((s) => [s.path, s.rawQuery])).toEqual([['/v1/orders', 'brandIds=1,3']]);
+		expect(ids(limited.items)).toEqual(expected.slice(0, 2).map((o) => o.id));
+		expect(pairs(limited.items)).toEqual([0, 0]);
+
+		const all = await fixture.run({
+			resource: 'order',
+			operation: 'getAll',
+			returnAll: true,
+			limit: 2,
+			filters: { brandIds },
+		});
+		expect(all.sent.map((s) => [s.path, s.rawQuery])).toEqual([['/v1/orders', 'brandIds=1,3']]);
+		expect(ids(all.items)).toEqual(expected.map((o) => o.id));
+	});
+
+	test('a saved workflow without Return All / Limit still outputs every order (Return All defaults to on)', async () => {
+		const expected = (await fixture.control.state<IDataObject>('orders')).filter(
+			(o) => (o.brandId as number) <= 5,
+		);
+		expect(expected.length).toBeGreaterThan(50);
+		const r = await fixture.run({ resource: 'order', operation: 'getAll' });
+		expect(r.sent.map((s) => s.rawQuery)).toEqual(['']);
+		expect(ids(r.items)).toEqual(expected.map((o) => o.id));
+	});
+
 	test('get: one item per input item, path /v1/orders/{id}', async () => {
 		const r = await fixture.run(
 			{ resource: 'order', operation: 'get', orderId: '={{ $json.orderId }}' },
@@ -357,5 +397,42 @@ describe('brand.getAll', () => {
 		});
 		expect(r.sent.map((s) => s.rawQuery)).toEqual(['page=1&limit=2']);
 		expect(ids(r.items)).toEqual([1, 2]);
+	});
+});
+
+describe('Brand Names or IDs filter: picked, old comma text and expressions send the same query', () => {
+	// [operation, the other parameters, the query every form of brands 2 and 4 must send]
+	const cases: Array<[string, IDataObject, string]> = [
+		['product.getAll', { limit: 2 }, 'brandIds=2,4&page=1&limit=2'],
+		['order.getAll', { returnAll: false, limit: 2 }, 'brandIds=2,4'],
+		['return.getAll', { limit: 2 }, 'brandIds=2,4&page=1&limit=2'],
+		['purchaseOrder.getAll', { limit: 2 }, 'brandIds=2&brandIds=4&page=1&limit=2'],
+		['purchaseOrder.export', {}, 'brandIds=2,4'],
+		['inventoryForecast.getAll', { limit: 2 }, 'brandIds=2,4&page=1&limit=2'],
+	];
+	const forms: Array<[string, unknown]> = [
+		['picked from the list', [2, 4]],
+		['picked (IDs as text)', ['2', '4']],
+		['a saved comma text', ' 2, 4'],
+		["an expression's list", '={{ [2, 4] }}'],
+		["an expression's text", '={{ "2,4" }}'],
+	];
+
+	const table = cases.flatMap(([operation, others, query]) =>
+		forms.map(([form, brandIds]) => [operation, form, others, brandIds, query] as const),
+	);
+
+	test.each(table)('%s, brands 2 and 4 %s', async (operation, _form, others, brandIds, query) => {
+		const [resource, op] = operation.split('.');
+		const r = await fixture.run({
+			resource,
+			operation: op,
+			...others,
+			filters: { brandIds } as IDataObject,
+		});
+		expect(r.error).toBeUndefined();
+		expect(r.sent.map((s) => s.rawQuery)).toEqual([query]);
+		expect(r.items.length).toBeGreaterThan(0);
+		expect(r.items.every((i) => [2, 4].includes(i.json.brandId as number))).toBe(true);
 	});
 });

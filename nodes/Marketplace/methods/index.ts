@@ -33,12 +33,13 @@ function matches(filter: string | undefined, ...texts: unknown[]): boolean {
 
 /**
  * One list read; a key without the read permission gets a message the picker can show that says
- * what is missing and how to go on, instead of the bare 403.
+ * what is missing and how to go on (`instead`), instead of the bare 403.
  */
 async function listFor(
 	ctx: ILoadOptionsFunctions,
 	what: string,
 	options: ReadAllOptions,
+	instead = 'Enter the ID instead (By ID)',
 ): Promise<IDataObject[]> {
 	try {
 		return await readAll.call(ctx, options);
@@ -47,7 +48,7 @@ async function listFor(
 		if (readFailure(error).status === 403 && route.permission !== undefined) {
 			throw new NodeOperationError(
 				ctx.getNode(),
-				`Your API key may not list ${what}: it lacks the ${route.permission} permission. Enter the ID instead (By ID), or use a key with ${route.permission}.`,
+				`Your API key may not list ${what}: it lacks the ${route.permission} permission. ${instead}, or use a key with ${route.permission}.`,
 			);
 		}
 		// the transport's NodeApiError, unchanged (n8n hands an error it is given back as it is)
@@ -56,8 +57,8 @@ async function listFor(
 }
 
 /** Brand discovery without a limit answers with the whole accessible set in one request. */
-async function brandsOf(ctx: ILoadOptionsFunctions): Promise<IDataObject[]> {
-	return await listFor(ctx, 'brands', { route: 'listBrands', returnAll: true });
+async function brandsOf(ctx: ILoadOptionsFunctions, instead?: string): Promise<IDataObject[]> {
+	return await listFor(ctx, 'brands', { route: 'listBrands', returnAll: true }, instead);
 }
 
 const brandLabel = (b: IDataObject) => `${String(b.name ?? 'Brand')} (${String(b.id)})`;
@@ -75,7 +76,8 @@ async function searchBrands(
 
 /** The Brand Names or IDs filters (multi-select): the same brands, the ID as the value. */
 async function getBrands(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
-	return (await brandsOf(this)).map((b) => ({ name: brandLabel(b), value: Number(b.id) }));
+	const instead = 'Give the brand IDs by expression instead (e.g. 1,2)';
+	return (await brandsOf(this, instead)).map((b) => ({ name: brandLabel(b), value: Number(b.id) }));
 }
 
 /** A user owns at most ten endpoints, so one read lists them all; each shows URL and status. */
