@@ -1,5 +1,5 @@
 // `npm run lint:more`, the second half of `npm run lint` (--max-warnings 0), after `n8n-node lint`
-// (.ci/n8n-node-lint) and beside it: further checks of ours. The package's sources and package.json get
+// (.ci/n8n-node-lint) and beside it: further checks of ours; `npm run lint:fix` applies its fixes to the sources. The package's sources and package.json get
 // n8n's own community-node config again, imported from @n8n/node-cli, plus every rule of the pinned
 // plugin and the rules below, so it follows n8n's releases instead of drifting. The tests are not published and are not n8n nodes: they get typescript-eslint's
 // recommended rules only, the same blocks node-cli's config contains.
