@@ -13,7 +13,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { EVENT_TYPE_OPTIONS } from '../shared/routes';
 import { namesSubtitle, optionNames } from '../shared/subtitle';
-import { startChecks } from './catchUp';
+import { checksOf, startCheck } from './catchUp';
 import {
 	checkEndpointExists,
 	createEndpoint,
@@ -24,6 +24,7 @@ import {
 import { DEFAULT_HISTORY_SIZE, MAX_HISTORY_SIZE, MIN_HISTORY_SIZE } from './once';
 import { receive } from './receive';
 import { runItems } from './run';
+import { DEFAULT_WATCH_MINUTES, MAX_WATCH_MINUTES, startWatch } from './watch';
 
 export class MarketplaceTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -92,15 +93,7 @@ export class MarketplaceTrigger implements INodeType {
 						type: 'boolean',
 						default: true,
 						description:
-							'Whether to run the orders whose Order Created event never arrived (n8n was down or unreachable, a proxy dropped it). When the workflow starts (n8n starts, or you publish it), the trigger reads the orders created since it last ran something (from 15 minutes before that hour, at most two days back) and outputs each one that has not run, once, marked "caughtUp". Each check is one execution, with no output when nothing was missed. Needs Order Created among the event types.',
-					},
-					{
-						displayName: 'Check Every 5 Minutes',
-						name: 'checkEveryFiveMinutes',
-						type: 'boolean',
-						default: false,
-						description:
-							'Whether to check for missed orders every 5 minutes while n8n runs, too (for a proxy or tunnel that loses deliveries). Each check is one execution, with no output when nothing was missed. Needs Catch Up Missed Orders.',
+							'Whether to run the orders whose Order Created event never arrived (n8n was down or unreachable, a proxy dropped it). When the workflow starts (n8n starts, or you publish it), the trigger reads the orders created since it last ran something (from 15 minutes before that hour, at most two days back) and outputs each one that has not run, once, marked "caughtUp". So does the watch when the service records a delivery that failed. Needs Order Created among the event types.',
 					},
 					{
 						displayName: 'Emit Test Events',
@@ -142,6 +135,15 @@ export class MarketplaceTrigger implements INodeType {
 						description:
 							"Whether to rotate the endpoint's signing secret each time the workflow is activated and finds its endpoint. The previous secret is still accepted for 24 hours.",
 					},
+					{
+						displayName: 'Watch Every',
+						name: 'watchEvery',
+						type: 'number',
+						typeOptions: { minValue: 0, maxValue: MAX_WATCH_MINUTES },
+						default: DEFAULT_WATCH_MINUTES,
+						description:
+							"Minutes between two looks at the service's record of this trigger's endpoint and deliveries (one or two requests each); 0 turns the watch off. When all is well nothing runs. A delivery that failed brings its missed orders; deliveries refused because the signing secret was rotated elsewhere get a new secret; an endpoint the service disabled is enabled again (the next item carries a notice); a deleted endpoint is registered again; a revoked API key or a service unreachable for 30 minutes shows as the trigger's error.",
+					},
 				],
 			},
 		],
@@ -174,8 +176,18 @@ export class MarketplaceTrigger implements INodeType {
 		return await runItems(this, this.continueOnFail());
 	}
 
-	/** When the workflow starts, and every 5 minutes where chosen: a check for missed orders (catchUp.ts). */
+	/**
+	 * When the workflow starts: the check for missed orders (catchUp.ts), and the watch on the service's
+	 * record of the endpoint, which checks only when that record shows something to mend (watch.ts).
+	 */
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
-		return await startChecks(this);
+		if (this.getMode() === 'manual') return {};
+		const { check, firstStart } = checksOf(this);
+		startCheck(this, check, firstStart);
+		const { watchEvery = DEFAULT_WATCH_MINUTES } = this.getNodeParameter('options', {}) as {
+			watchEvery?: number;
+		};
+		startWatch(this, watchEvery, check);
+		return {};
 	}
 }

@@ -4,99 +4,99 @@
  * own advice for a gap: list the orders with a start date covering it.
  *
  * n8n runs the check: trigger() emits one check item when the workflow starts (n8n starts, or the
- * workflow is published) and, with the option Check Every 5 Minutes on, one on n8n's cron. The check's
- * run reads the orders in its execute() (`caughtUpOrders`), and each order goes through the same store
- * as every delivery (once.ts): an order that ran, by its event or an earlier check, outputs nothing,
- * and its late event outputs nothing too.
+ * workflow is published), and the watch emits one when the service's record shows a delivery that
+ * failed (watch.ts). The check's run reads the orders in its execute() (`caughtUpOrders`), and each
+ * order goes through the same store as every delivery (once.ts): an order that ran, by its event or an
+ * earlier check, outputs nothing, and its late event outputs nothing too.
  *
- * How far it has caught up is what the store says: every run records the hour it ran in (once.ts
- * `hour:` marks). A check reads the orders created from CHECK_MARGIN_MS before the newest hour,
- * before the check's own, in which the workflow ran something: up to then it was receiving its
- * deliveries. Without a mark in the last LOOKED_BACK_MS it reads that far back. It never reads orders
- * created before the workflow's first start (`startedAt`, the one thing trigger() keeps in the static
- * data): they were never its to run. A check whose read fails records no hour mark but a gap mark
- * where its window began, so the next check reads from there, whatever ran meanwhile; the check that
- * reads it removes it.
+ * Where a check reads from is the cursor's to say (marks.ts): from 15 minutes before the newest hour
+ * in which the workflow ran something, at most 48 hours back, never before the workflow's first start
+ * (`startedAt`, the one thing trigger() keeps in the static data besides the endpoint record).
  */
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	ITriggerFunctions,
-	ITriggerResponse,
-	JsonObject,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, ITriggerFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
 import { normaliseEventTypes } from '../shared/routes';
 import { transportClock } from '../shared/transport/clock';
 import { readAll } from '../shared/transport/pagination';
 import { isoSeconds } from '../shared/transport/queryEncoding';
-import { hourMark, ORDER_CREATED, recordInTurn } from './once';
+import { closeGaps, leaveGap, readCursor } from './marks';
+import { ORDER_CREATED } from './once';
+import { productionRecord, writeRecord } from './secrets';
 
 /** The field of the item trigger() emits for a check: why it checks. */
 export const CHECK_FIELD = 'marketplaceCheck';
 
-/** Orders created this long before the newest marked hour are read too (their deliveries may have been under way). */
-export const CHECK_MARGIN_MS = 15 * 60_000;
-
-/** A check reads at most this far back: two days, beyond the service's own 42 hours of re-sending. */
-export const LOOKED_BACK_MS = 48 * 3_600_000;
-
-const HOUR_MS = 3_600_000;
-
-/** n8n's cron expression of the check on an interval: every 5 minutes (the quota is 120 requests a minute per key). */
-export const CHECK_CRON = '0 */5 * * * *';
-
 interface CheckOptions {
 	catchUpMissedOrders?: boolean;
-	checkEveryFiveMinutes?: boolean;
 	fetchCurrentState?: boolean;
 }
 
-/** Catch Up Missed Orders applies: the option on and Order Created subscribed. */
-export function catchUpApplies(options: CheckOptions, subscribed: string[]): boolean {
+/** Catch Up Missed Orders applies: the option on and Order Created subscribed (`parameter` reads the node's). */
+export function catchUpApplies(parameter: (name: string, fallback: unknown) => unknown): boolean {
+	const options = parameter('options', {}) as CheckOptions;
+	const subscribed = normaliseEventTypes(parameter('eventTypes', []));
 	return options.catchUpMissedOrders !== false && subscribed.includes(ORDER_CREATED);
 }
 
+/** The parameters of trigger() and of execute() (the first item's), for `catchUpApplies`. */
+export const triggerParameter =
+	(ctx: ITriggerFunctions) =>
+	(name: string, fallback: unknown): unknown =>
+		ctx.getNodeParameter(name, fallback);
+export const runParameter =
+	(ctx: IExecuteFunctions) =>
+	(name: string, fallback: unknown): unknown =>
+		ctx.getNodeParameter(name, 0, fallback);
+
+/** The notice the first item after a disabled period carries. */
+export function disabledNotice(from: string | undefined, toMs: number): string {
+	const to = new Date(toMs).toISOString();
+	return `The Marketplace service had disabled this trigger's webhook endpoint (no successful delivery for 5 days) from ${from ?? 'an unknown time'} until ${to}; it is enabled again. Orders created meanwhile are caught up. Order cancellations, returns and brand health changes of that time were not delivered and cannot be recovered: read them with the Marketplace node (Order, Return, Brand Health).`;
+}
+
+/** Emits one check: `reason` says why; `notice`, when given, reaches the workflow with its run. */
+export type Check = (reason: string, notice?: string) => void;
+
 /**
- * trigger() of the node: the check at the start (none at the workflow's first start), and one every
- * 5 minutes where the user chose it. Nothing of ours runs after it returns: emit hands each check to
- * n8n, and n8n removes its cron.
+ * The checks of this activation (trigger()): one emit each, the item `{marketplaceCheck: reason,
+ * startedAt, until}` that execute() turns into the missed orders (`caughtUpOrders`). `startedAt` is
+ * the workflow's first start, the one thing trigger() keeps in the static data (n8n saves it after
+ * trigger() returns, and at every emit).
  */
-export async function startChecks(ctx: ITriggerFunctions): Promise<ITriggerResponse> {
-	const options = ctx.getNodeParameter('options', {}) as CheckOptions;
-	const subscribed = normaliseEventTypes(ctx.getNodeParameter('eventTypes', []));
-	if (ctx.getMode() === 'manual' || !catchUpApplies(options, subscribed)) return {};
+export function checksOf(ctx: ITriggerFunctions): { check: Check; firstStart: boolean } {
 	const staticData = ctx.getWorkflowStaticData('node');
 	const firstStart = typeof staticData.startedAt !== 'number';
-	// n8n saves it after trigger() returns
-	if (firstStart) staticData.startedAt = transportClock().now();
-	const startedAt = new Date(staticData.startedAt as number).toISOString();
-	const check = (reason: string) => {
+	// kept only while the catch-up applies: turned on later, it starts from then
+	if (firstStart && catchUpApplies(triggerParameter(ctx)))
+		staticData.startedAt = transportClock().now();
+	const first = staticData.startedAt;
+	const startedAt = typeof first === 'number' ? { startedAt: new Date(first).toISOString() } : {};
+	const check: Check = (reason, notice) => {
 		const until = new Date(transportClock().now()).toISOString();
-		ctx.emit([[{ json: { [CHECK_FIELD]: reason, startedAt, until } }]]);
+		ctx.emit([
+			[{ json: { [CHECK_FIELD]: reason, ...startedAt, until, ...(notice ? { notice } : {}) } }],
+		]);
 	};
-	if (!firstStart) check('start');
-	if (options.checkEveryFiveMinutes === true)
-		ctx.helpers.registerCron({ expression: CHECK_CRON }, () => check('interval'));
-	return {};
+	return { check, firstStart };
 }
 
 /**
- * Where a check reads from (Unix ms; pure): 15 minutes before the newest hour, before the check's
- * own, in which the workflow ran something (a mark of the check's own hour may come from runs after
- * it, and a retry must read what the check read), or from a gap a failed check left, whichever is
- * older; never more than 48 hours back, nor before the workflow's first start.
+ * The check when the workflow starts (n8n starts, or it is published), none at its first start:
+ * deliveries n8n accepted before a crash may not have run. It also carries the notice the
+ * activation left (the endpoint was Disabled), which then is removed.
  */
-export function windowStart(
-	marks: { ran: number[]; gaps: number[] },
-	checkHour: number,
-	until: number,
-	startedAt: number,
-): number {
-	const lastRan = marks.ran.find((hour) => hour < checkHour);
-	const fromRuns = lastRan === undefined ? until - LOOKED_BACK_MS : lastRan - CHECK_MARGIN_MS;
-	return Math.max(Math.min(fromRuns, ...marks.gaps), until - LOOKED_BACK_MS, startedAt);
+export function startCheck(ctx: ITriggerFunctions, check: Check, firstStart: boolean): void {
+	const staticData = ctx.getWorkflowStaticData('node');
+	const production = productionRecord(staticData);
+	const period = production?.record.disabledPeriod;
+	if (production && period) {
+		const told = { ...production.record };
+		delete told.disabledPeriod;
+		writeRecord(staticData, production.url, told);
+	}
+	const notice = period ? disabledNotice(period.from, Date.parse(period.to)) : undefined;
+	if ((!firstStart && catchUpApplies(triggerParameter(ctx))) || notice) check('start', notice);
 }
 
 /**
@@ -113,13 +113,7 @@ export async function caughtUpOrders(
 	const until = Date.parse(String(check.until));
 	const startedAt = Date.parse(String(check.startedAt));
 	if (!Number.isFinite(until) || !Number.isFinite(startedAt)) return [];
-	// the check's own hour and the 48 before it, newest first
-	const hours = Array.from(
-		{ length: LOOKED_BACK_MS / HOUR_MS + 1 },
-		(_, back) => (Math.floor(until / HOUR_MS) - back) * HOUR_MS,
-	);
-	const { ran, gaps } = await lookUpMarks(ctx, hours, historySize);
-	const since = windowStart({ ran, gaps }, hours[0], until, startedAt);
+	const { since, gaps } = await readCursor(ctx, until, startedAt, historySize);
 	let orders: IDataObject[];
 	try {
 		orders = await readAll.call(ctx, {
@@ -130,14 +124,14 @@ export async function caughtUpOrders(
 		});
 	} catch (error) {
 		// the next check reads from here, whatever runs meanwhile; the read's error is the one to show
-		await markGaps(ctx, [since], historySize, true).catch((storeError: Error) =>
+		await leaveGap(ctx, since, historySize).catch((storeError: Error) =>
 			ctx.logger.warn(`Marketplace Trigger could not record a check's gap: ${storeError.message}`),
 		);
 		throw error instanceof NodeApiError
 			? error
 			: new NodeApiError(ctx.getNode(), error as JsonObject, { itemIndex });
 	}
-	await markGaps(ctx, gaps, historySize, false);
+	await closeGaps(ctx, gaps, historySize);
 	const withCurrent =
 		(ctx.getNodeParameter('options', itemIndex, {}) as CheckOptions).fetchCurrentState === true;
 	return (
@@ -155,50 +149,4 @@ export async function caughtUpOrders(
 				...(withCurrent ? { current: order } : {}),
 			}))
 	);
-}
-
-/** The mark of a check that could not read its window, which began in the hour of `sinceMs` (UTC). */
-export function gapMark(sinceMs: number): string {
-	return `gap:${new Date(sinceMs).toISOString().slice(0, 13)}`;
-}
-
-/**
- * Which of `hours` (Unix ms of hour starts, newest first) have a mark in once.ts's store: the workflow ran
- * something then (`ran`), or a check could not read from then (`gaps`). n8n's helper only looks by
- * recording, so the marks it did not find are removed again in the same turn; the store keeps them
- * all meanwhile (a larger maxEntries), so no key of an event is pushed out by the look.
- */
-async function lookUpMarks(
-	ctx: IExecuteFunctions,
-	hours: number[],
-	historySize: number,
-): Promise<{ ran: number[]; gaps: number[] }> {
-	const marks = [...hours.map(hourMark), ...hours.map(gapMark)];
-	const options = { mode: 'entries', maxEntries: historySize + marks.length } as const;
-	const found = await recordInTurn(ctx, async () => {
-		const result = await ctx.helpers.checkProcessedAndRecord(marks, 'node', options);
-		if (result.new.length > 0) await ctx.helpers.removeProcessed(result.new, 'node', options);
-		return new Set(result.processed.map(String));
-	});
-	return {
-		ran: hours.filter((hour) => found.has(hourMark(hour))),
-		gaps: hours.filter((hour) => found.has(gapMark(hour))),
-	};
-}
-
-/** Records the gap a failed check leaves, or (`keep` false) removes gaps a check has read. */
-async function markGaps(
-	ctx: IExecuteFunctions,
-	hours: number[],
-	historySize: number,
-	keep: boolean,
-): Promise<void> {
-	if (hours.length === 0) return;
-	const options = { mode: 'entries', maxEntries: historySize } as const;
-	const marks = hours.map(gapMark);
-	await recordInTurn(ctx, async () => {
-		await ctx.helpers.removeProcessed(marks, 'node', options);
-		// recorded again as the newest key: a gap stays in the store as long as any key after it
-		if (keep) await ctx.helpers.checkProcessedAndRecord(marks, 'node', options);
-	});
 }

@@ -4,7 +4,7 @@
  * Each throws NodeApiError / NodeOperationError with a message a workflow builder can act on; n8n
  * shows the message in the activation error and retries a failing checkExists/create itself.
  */
-import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, ITriggerFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { normaliseEventTypes } from '../shared/routes';
@@ -18,12 +18,25 @@ import {
 	readFailure,
 } from '../shared/transport/transportErrors';
 import { checkReachability } from './reachability';
-import { readRecord, rotateSecret, secretOf, withNewSecret, writeRecord } from './secrets';
+import {
+	readRecord,
+	RENEWAL_HOLDS_MS,
+	rotateSecret,
+	secretOf,
+	withNewSecret,
+	writeRecord,
+	type EndpointRecord,
+} from './secrets';
 
 /** The service lets a user own at most 10 webhook endpoints. */
 export const MAX_ENDPOINTS = 10;
 
 export const DEFAULT_ENDPOINT_DESCRIPTION = 'n8n Marketplace Trigger';
+
+/** Ends the description of the endpoint of "Listen for test event", so Webhook Endpoint > Test lists it by name. */
+export const LISTENING_SUFFIX = ' (listening for a test event)';
+
+type EndpointContext = IHookFunctions | ITriggerFunctions;
 
 /**
  * Lifecycle requests retry a little but not for long: n8n itself retries a failing
@@ -57,7 +70,7 @@ function webhookUrlOf(ctx: IHookFunctions): string {
 	return url;
 }
 
-function wantedEventTypes(ctx: IHookFunctions): string[] {
+function wantedEventTypes(ctx: EndpointContext): string[] {
 	const types = normaliseEventTypes(ctx.getNodeParameter('eventTypes', []));
 	if (types.length === 0) {
 		throw new NodeOperationError(ctx.getNode(), 'Choose at least one event type to listen for', {
@@ -68,11 +81,12 @@ function wantedEventTypes(ctx: IHookFunctions): string[] {
 	return types;
 }
 
-function wantedDescription(ctx: IHookFunctions): string {
+function wantedDescription(ctx: EndpointContext): string {
 	const text = String(
 		ctx.getNodeParameter('description', DEFAULT_ENDPOINT_DESCRIPTION) ?? '',
 	).trim();
-	return (text || DEFAULT_ENDPOINT_DESCRIPTION).slice(0, 500);
+	const suffix = ctx.getMode() === 'manual' ? LISTENING_SUFFIX : '';
+	return (text || DEFAULT_ENDPOINT_DESCRIPTION).slice(0, 500 - suffix.length) + suffix;
 }
 
 function toRemote(record: IDataObject): RemoteEndpoint | undefined {
@@ -88,7 +102,7 @@ function toRemote(record: IDataObject): RemoteEndpoint | undefined {
 	};
 }
 
-async function listEndpoints(ctx: IHookFunctions): Promise<RemoteEndpoint[]> {
+async function listEndpoints(ctx: EndpointContext): Promise<RemoteEndpoint[]> {
 	const records = await readAll.call(ctx, {
 		route: 'listWebhookEndpoints',
 		returnAll: true,
@@ -123,8 +137,13 @@ export async function checkEndpointExists(ctx: IHookFunctions): Promise<boolean>
 	if (!sameEventTypes(endpoint.eventTypes, eventTypes)) patch.eventTypes = eventTypes;
 	if (endpoint.description !== undefined && endpoint.description !== description)
 		patch.description = description;
+	let disabledPeriod: EndpointRecord['disabledPeriod'];
 	if (endpoint.status === 'Disabled') {
 		patch.status = 'Enabled';
+		disabledPeriod = {
+			from: endpoint.updatedAt ?? 'unknown',
+			to: new Date(transportClock().now()).toISOString(),
+		};
 		// the service does not resend what it could not deliver; the check at the start catches up orders only
 		ctx.logger.warn(
 			`Marketplace Trigger: webhook endpoint ${endpoint.id} was Disabled by the service (no successful delivery for 5 days) and is enabled again. Events of that time are not resent: the trigger's check brings the orders created meanwhile; cancellations, returns and brand health changes of that time are not recovered.`,
@@ -145,12 +164,22 @@ export async function checkEndpointExists(ctx: IHookFunctions): Promise<boolean>
 	}
 
 	const probe = await checkReachability(ctx, endpoint.id, url);
+	const now = transportClock().now();
 	const held = stored?.endpointId === endpoint.id ? stored : undefined;
 	// 401 to the test delivery while a secret is held: it was rotated elsewhere, so it is replaced
-	if (!held || options.rotateSecretOnActivation === true || probe.httpStatus === 401) {
+	// (unless the watch took one within the day: then a new one does not help, and the watch said so)
+	const refused =
+		probe.httpStatus === 401 && now - (held?.renewed?.at ?? -Infinity) > RENEWAL_HOLDS_MS;
+	let record = held ?? stored;
+	if (!held || options.rotateSecretOnActivation === true || refused) {
 		const secret = await rotateSecret(ctx, endpoint.id, LIFECYCLE_TRANSPORT);
-		writeRecord(staticData, url, withNewSecret(held, endpoint.id, secret, transportClock().now()));
+		record = withNewSecret(held, endpoint.id, secret, now);
 	}
+	writeRecord(staticData, url, {
+		...record!,
+		production: ctx.getMode() !== 'manual',
+		...(disabledPeriod ? { disabledPeriod } : {}),
+	});
 	return true;
 }
 
@@ -210,35 +239,35 @@ async function explainCreateRefusal(
 	});
 }
 
-/** create: registers the webhook URL with the chosen event types; keeps id and secret. */
-export async function createEndpoint(ctx: IHookFunctions): Promise<boolean> {
-	const url = webhookUrlOf(ctx);
-	const eventTypes = wantedEventTypes(ctx);
-	const body: IDataObject = { url, description: wantedDescription(ctx), eventTypes };
-	let response: { body: unknown };
-	try {
-		response = await apiRequest.call(
-			ctx,
-			{
-				route: 'createWebhookEndpoint',
-				body,
-				idempotencyKey: newIdempotencyKey(),
-				// After a 5xx the endpoint may exist (the key is released, a retry would make a second
-				// one). checkExists found none at this URL before, so one there now is ours: adopt it and
-				// rotate for the secret the lost answer held.
-				reconcile: async () => {
-					const mine = (await listEndpoints(ctx)).find((e) => e.url === url);
-					if (!mine) return undefined;
-					const secret = await rotateSecret(ctx, mine.id, LIFECYCLE_TRANSPORT);
-					return { webhookEndpoint: { ...mine }, secret };
-				},
+/**
+ * Registers `url` with the chosen event types and returns the endpoint and its secret. After a 5xx
+ * the endpoint may exist (the key is released, a retry would make a second one); none was at this
+ * URL before, so one there now is ours: it is adopted and rotated for the secret the lost answer held.
+ */
+export async function registerEndpoint(
+	ctx: EndpointContext,
+	url: string,
+): Promise<{ endpoint: RemoteEndpoint; secret: string }> {
+	const body: IDataObject = {
+		url,
+		description: wantedDescription(ctx),
+		eventTypes: wantedEventTypes(ctx),
+	};
+	const response = await apiRequest.call(
+		ctx,
+		{
+			route: 'createWebhookEndpoint',
+			body,
+			idempotencyKey: newIdempotencyKey(),
+			reconcile: async () => {
+				const mine = (await listEndpoints(ctx)).find((e) => e.url === url);
+				if (!mine) return undefined;
+				const secret = await rotateSecret(ctx, mine.id, LIFECYCLE_TRANSPORT);
+				return { webhookEndpoint: { ...mine }, secret };
 			},
-			LIFECYCLE_TRANSPORT,
-		);
-	} catch (error) {
-		const explained = await explainCreateRefusal(ctx, error, url);
-		throw explained ?? new NodeApiError(ctx.getNode(), error as JsonObject);
-	}
+		},
+		LIFECYCLE_TRANSPORT,
+	);
 	const created = response.body as IDataObject;
 	const endpoint = toRemote((created.webhookEndpoint ?? created) as IDataObject);
 	const secret = secretOf(created);
@@ -248,8 +277,28 @@ export async function createEndpoint(ctx: IHookFunctions): Promise<boolean> {
 			'Creating the webhook endpoint returned no endpoint id or secret',
 		);
 	}
+	return { endpoint, secret };
+}
+
+/** create: registers the webhook URL with the chosen event types; keeps id and secret. */
+export async function createEndpoint(ctx: IHookFunctions): Promise<boolean> {
+	const url = webhookUrlOf(ctx);
+	let registered: { endpoint: RemoteEndpoint; secret: string };
+	try {
+		registered = await registerEndpoint(ctx, url);
+	} catch (error) {
+		throw error instanceof NodeOperationError
+			? error
+			: ((await explainCreateRefusal(ctx, error, url)) ??
+					new NodeApiError(ctx.getNode(), error as JsonObject));
+	}
+	const { endpoint, secret } = registered;
 	const staticData = ctx.getWorkflowStaticData('node');
-	writeRecord(staticData, url, { endpointId: endpoint.id, secret });
+	writeRecord(staticData, url, {
+		endpointId: endpoint.id,
+		secret,
+		production: ctx.getMode() !== 'manual',
+	});
 	// not reached: the endpoint is of no use, and n8n's retry (or the next listening) creates it again
 	await checkReachability(ctx, endpoint.id, url, async () => {
 		await deleteQuietly(ctx, endpoint.id, url);

@@ -4,34 +4,33 @@
  * the worker in queue mode), because only there does n8n offer its deduplication helper.
  *
  * The store: n8n's deduplication store, this node's row of the `processed_data` table (mode
- * 'entries', the newest History Size keys of all kinds; the oldest go first).
+ * 'entries', the newest History Size keys of all kinds; the oldest go first). Every key it holds:
  *
- * | fact                                       | key               | kept for          | written by             | read by   |
- * | ------------------------------------------ | ----------------- | ----------------- | ---------------------- | --------- |
- * | this order ran (its order.created, a check) | `order:<orderId>` | History Size keys | execute(), published   | execute() |
- * | this event ran (any other event)           | `event:<id>`      | History Size keys | execute(), published   | execute() |
- * | the workflow ran something in this hour    | `hour:<UTC hour>` | History Size keys | execute(), published   | the check |
- * | a check could not read from this hour on   | `gap:<UTC hour>`  | History Size keys | the check (catchUp.ts) | the check |
+ * | key                  | the fact                                     | written by                  | read by      |
+ * | -------------------- | -------------------------------------------- | --------------------------- | ------------ |
+ * | `order:<orderId>`    | this order ran (its order.created, or a check caught it up) | run.ts            | run.ts       |
+ * | `event:<eventId>`    | this event ran (any other type)              | run.ts                      | run.ts       |
+ * | `hour:<UTC hour>`    | the workflow ran something in this hour      | run.ts (`ranMark`, marks.ts) | marks.ts    |
+ * | `gap:<UTC hour>`     | a check could not read from this hour on     | marks.ts                    | marks.ts     |
  *
- * An order.created event is keyed by its order, not by its id: a copy of it (same webhook-id, which
- * the service makes the event's id) names the same order, and so does a check that caught it up. So a
- * copy may start an execution, but that execution outputs nothing and no node after the trigger runs.
- * The hour marks are the catch-up's cursor (catchUp.ts). What n8n's store cannot promise: it reads
- * and writes the row whole without a lock, so two processes (queue-mode workers) recording at one
- * instant can each find a key new, or one can drop the other's key. Runs of one process are recorded
- * one after the other (`recordInTurn`), so only separate processes can meet.
+ * `orderId` is `data.orderId` of the event; `eventId` its `id`, which the service also sends as the
+ * webhook-id header, the same on every retry. An order.created event is keyed by its order: a copy of
+ * it names the same order, and so does a check that caught it up, so that copy's run outputs nothing.
+ * What n8n's store cannot promise: it reads and writes the row whole without a lock, so two processes
+ * (queue-mode workers) recording at one instant can each find a key new, or one can drop the other's
+ * key. Runs of one process take turns (`record`), so only separate processes can meet.
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 /**
  * Keys the store keeps by default (option History Size; the oldest go first): a copy is recognised
- * while fewer keys came after it. n8n reads and writes the whole row for every run: about 0.3 ms of
+ * while fewer keys came after it. n8n reads and writes the whole row for every write: about 0.3 ms of
  * CPU per event at 2,000 keys, 5 ms at 10,000 (test/bench/historySize.bench.ts).
  */
 export const DEFAULT_HISTORY_SIZE = 2_000;
 export const MIN_HISTORY_SIZE = 100;
-export const MAX_HISTORY_SIZE = 100_000;
+export const MAX_HISTORY_SIZE = 10_000;
 
 export const ORDER_CREATED = 'order.created';
 
@@ -40,26 +39,18 @@ export function historySizeOf(ctx: IExecuteFunctions): number {
 	const { historySize = DEFAULT_HISTORY_SIZE } = ctx.getNodeParameter('options', 0, {}) as {
 		historySize?: number;
 	};
-	if (
-		!Number.isInteger(historySize) ||
-		historySize < MIN_HISTORY_SIZE ||
-		historySize > MAX_HISTORY_SIZE
-	) {
+	if (!Number.isInteger(historySize) || historySize < MIN_HISTORY_SIZE) {
 		throw new NodeOperationError(
 			ctx.getNode(),
-			`History Size must be a whole number from ${MIN_HISTORY_SIZE} to ${MAX_HISTORY_SIZE} (it is ${String(historySize)})`,
+			`History Size must be a whole number of at least ${MIN_HISTORY_SIZE} (it is ${String(historySize)})`,
 			{ itemIndex: 0 },
 		);
 	}
-	return historySize;
+	// a workflow saved when the bound was 100,000 keeps running, on the bound
+	return Math.min(historySize, MAX_HISTORY_SIZE);
 }
 
-/** The mark that the workflow ran an event or a check in the hour of `nowMs` (UTC). */
-export function hourMark(nowMs: number): string {
-	return `hour:${new Date(nowMs).toISOString().slice(0, 13)}`;
-}
-
-/** The key of one item: its order for an order.created event or a caught-up order, else its event id. */
+/** The key of one item: `order:<orderId>` for an order.created event or a caught-up order, else `event:<eventId>`. */
 export function keyOf(json: IDataObject): string {
 	const orderId = (json.data as IDataObject | undefined)?.orderId;
 	if (json.type === ORDER_CREATED && Number.isSafeInteger(orderId))
@@ -67,50 +58,104 @@ export function keyOf(json: IDataObject): string {
 	return `event:${String(json.id)}`;
 }
 
-/** Runs of this process, per workflow and node, record one after another (see the table's last line). */
-const turns = new Map<string, Promise<unknown>>();
+/**
+ * The turns of this process's runs, per workflow and node. Runs that wait for a turn while a write
+ * is under way are recorded together, in one write, when it ends; work that must run alone (marks.ts
+ * looks marks up by recording and removing) has a turn of its own.
+ */
+type Job =
+	| {
+			kind: 'record';
+			ctx: IExecuteFunctions;
+			keys: string[];
+			historySize: number;
+			done: (fresh: Set<string>) => void;
+			failed: (error: Error) => void;
+	  }
+	| {
+			kind: 'alone';
+			work: () => Promise<unknown>;
+			done: (v: unknown) => void;
+			failed: (error: Error) => void;
+	  };
 
-export async function recordInTurn<T>(ctx: IExecuteFunctions, work: () => Promise<T>): Promise<T> {
-	const turn = `${ctx.getWorkflow().id ?? ''}|${ctx.getNode().id}`;
-	const previous = turns.get(turn) ?? Promise.resolve();
-	const mine = previous.then(work, work);
-	const settled = mine.catch(() => undefined);
-	turns.set(turn, settled);
-	try {
-		return await mine;
-	} finally {
-		if (turns.get(turn) === settled) turns.delete(turn);
+const queues = new Map<string, Job[]>();
+
+const turnOf = (ctx: IExecuteFunctions) => `${ctx.getWorkflow().id ?? ''}|${ctx.getNode().id}`;
+const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
+
+function enqueue(ctx: IExecuteFunctions, job: Job): void {
+	const turn = turnOf(ctx);
+	const queue = queues.get(turn);
+	if (queue) {
+		queue.push(job);
+		return;
 	}
+	queues.set(turn, [job]);
+	void drain(turn);
+}
+
+async function drain(turn: string): Promise<void> {
+	const queue = queues.get(turn)!;
+	while (queue.length > 0) {
+		if (queue[0].kind === 'alone') {
+			const job = queue[0];
+			await job.work().then(job.done, (error) => job.failed(asError(error)));
+			queue.shift();
+			continue;
+		}
+		let end = 0;
+		while (queue[end]?.kind === 'record') end++;
+		const batch = queue.slice(0, end) as Array<Extract<Job, { kind: 'record' }>>;
+		try {
+			const result = await batch[0].ctx.helpers.checkProcessedAndRecord(
+				[...new Set(batch.flatMap((job) => job.keys))],
+				'node',
+				{ mode: 'entries', maxEntries: batch[0].historySize },
+			);
+			const unclaimed = new Set(result.new.map(String));
+			for (const job of batch) {
+				// a key two runs of the batch hold is new for the first only
+				const fresh = new Set(job.keys.filter((key) => unclaimed.has(key)));
+				for (const key of fresh) unclaimed.delete(key);
+				job.done(fresh);
+			}
+		} catch (error) {
+			for (const job of batch) job.failed(asError(error));
+		}
+		queue.splice(0, end);
+	}
+	queues.delete(turn);
+}
+
+/** Runs `work` alone in this node's turn (no recording meanwhile). */
+export async function alone<T>(ctx: IExecuteFunctions, work: () => Promise<T>): Promise<T> {
+	return await new Promise<T>((done, failed) =>
+		enqueue(ctx, { kind: 'alone', work, done: done as (v: unknown) => void, failed }),
+	);
 }
 
 /** What recording found: the keys that are new, or the error the store gave. */
 export type Recorded = { fresh: Set<string> } | { error: Error };
 
 /**
- * Records `keys`, and the mark of the hour of `nowMs` (none when undefined: a check of this run
- * failed), in n8n's deduplication store and returns the keys that were not there before. A key given
- * twice counts once.
+ * Records `keys` in n8n's deduplication store, in this run's turn (with the runs waiting beside it),
+ * and returns those that were not there before. A key given twice counts once.
  */
-export async function recordOnce(
+export async function record(
 	ctx: IExecuteFunctions,
 	keys: string[],
 	historySize: number,
-	nowMs: number | undefined,
 ): Promise<Recorded> {
-	const unique = [...new Set([...keys, ...(nowMs === undefined ? [] : [hourMark(nowMs)])])];
+	const unique = [...new Set(keys)];
 	if (unique.length === 0) return { fresh: new Set() };
 	try {
-		const result = await recordInTurn(
-			ctx,
-			async () =>
-				await ctx.helpers.checkProcessedAndRecord(unique, 'node', {
-					mode: 'entries',
-					maxEntries: historySize,
-				}),
+		const fresh = await new Promise<Set<string>>((done, failed) =>
+			enqueue(ctx, { kind: 'record', ctx, keys: unique, historySize, done, failed }),
 		);
-		return { fresh: new Set(result.new.map(String)) };
+		return { fresh };
 	} catch (error) {
-		return { error: error instanceof Error ? error : new Error(String(error)) };
+		return { error: asError(error) };
 	}
 }
 

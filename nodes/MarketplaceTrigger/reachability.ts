@@ -27,6 +27,7 @@ import {
 	nodeApiError,
 	readFailure,
 } from '../shared/transport/transportErrors';
+import { isPending, readDeliveryRecord, type DeliveryRecord } from './deliveryRecord';
 
 /**
  * The Test call waits for the one delivery attempt, which the service gives 10 s: a longer timeout,
@@ -40,56 +41,6 @@ export const PROBE_TRANSPORT: TransportSettings = {
 /** A test delivery the service has not attempted yet is read again this often, this far apart. */
 const PENDING_READS = 5;
 const PENDING_WAIT_MS = 1_000;
-
-/** What a delivery record says (the service names its fields 2.2 only in words: read tolerantly). */
-interface DeliveryOutcome {
-	deliveryId?: number;
-	/** the record's status as the service spells it ('' when absent) */
-	status: string;
-	attempts: number;
-	/** the HTTP status the receiver answered the last attempt with; null: no answer */
-	httpStatus: number | null;
-}
-
-const firstNumber = (record: IDataObject, keys: string[]): number | undefined => {
-	for (const key of keys) {
-		const value = record[key];
-		if (typeof value === 'number' && Number.isFinite(value)) return value;
-	}
-	return undefined;
-};
-
-/** Reads a delivery record (the Test answer, or one of the endpoint's deliveries). */
-function readDeliveryRecord(body: unknown): DeliveryOutcome | undefined {
-	if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
-	const outer = body as IDataObject;
-	const record = (
-		outer.delivery && typeof outer.delivery === 'object' ? outer.delivery : outer
-	) as IDataObject;
-	const attemptsValue = record.attempts;
-	const attempts = Array.isArray(attemptsValue)
-		? attemptsValue.length
-		: typeof attemptsValue === 'number'
-			? attemptsValue
-			: 0;
-	const httpStatus =
-		firstNumber(record, [
-			'responseStatusCode',
-			'responseStatus',
-			'httpStatus',
-			'statusCode',
-			'lastResponseStatus',
-		]) ?? null;
-	return {
-		deliveryId: typeof record.id === 'number' ? record.id : undefined,
-		status: typeof record.status === 'string' ? record.status : '',
-		attempts,
-		httpStatus,
-	};
-}
-
-const isFailed = (outcome: DeliveryOutcome) => outcome.status.toLowerCase() === 'failed';
-const isPending = (outcome: DeliveryOutcome) => outcome.attempts === 0 && !isFailed(outcome);
 
 export type ProbeVerdict =
 	| { reached: true; httpStatus: number }
@@ -107,7 +58,7 @@ const CHECK_ADDRESS =
 	'Check that N8N_WEBHOOK_URL (WEBHOOK_URL on n8n 1.x) is the public https address of this n8n, that the reverse proxy or tunnel in front of n8n is running and forwards this path to it unchanged, and that no firewall keeps the service out';
 
 /** What a test delivery's record says about reachability. Pure. */
-export function judgeDelivery(outcome: DeliveryOutcome): ProbeVerdict {
+export function judgeDelivery(outcome: DeliveryRecord): ProbeVerdict {
 	const code = outcome.httpStatus;
 	if (code !== null && ((code >= 200 && code < 300) || code === 401))
 		return { reached: true, httpStatus: code };
@@ -183,7 +134,7 @@ async function readDelivery(
 	endpointId: number,
 	deliveryId: number,
 	transport: TransportSettings,
-): Promise<DeliveryOutcome | undefined> {
+): Promise<DeliveryRecord | undefined> {
 	const { body } = await apiRequest.call(
 		ctx,
 		{
@@ -202,7 +153,7 @@ async function readDelivery(
  * Asks the service for a test delivery to the endpoint and returns its record once the attempt is
  * made (or the last record read). Errors of the Test call are thrown as the transport made them.
  */
-async function testDelivery(ctx: IHookFunctions, endpointId: number): Promise<DeliveryOutcome> {
+async function testDelivery(ctx: IHookFunctions, endpointId: number): Promise<DeliveryRecord> {
 	const transport = PROBE_TRANSPORT;
 	const { body } = await apiRequest.call(
 		ctx,
@@ -236,8 +187,8 @@ export async function checkReachability(
 	url: string,
 	/** runs before the check throws (create() removes the endpoint it made) */
 	onFailure: () => Promise<void> = async () => {},
-): Promise<DeliveryOutcome> {
-	let outcome: DeliveryOutcome;
+): Promise<DeliveryRecord> {
+	let outcome: DeliveryRecord;
 	try {
 		outcome = await testDelivery(ctx, endpointId);
 	} catch (error) {

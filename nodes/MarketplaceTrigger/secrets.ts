@@ -4,14 +4,25 @@
  * the endpoint's id at the service and its signing secrets. Only the webhook methods (lifecycle.ts)
  * write it; webhook() (receive.ts) only reads it, so a delivery never makes n8n save the static data.
  */
-import type { IDataObject, IHookFunctions } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { isRecord } from '../shared/isRecord';
-import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
+import {
+	apiRequest,
+	newIdempotencyKey,
+	type TransportContext,
+	type TransportSettings,
+} from '../shared/transport/request';
 
 /** After a rotation the service signs with the previous secret too, for 24 hours. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
+
+/**
+ * A secret the watch took for refused deliveries is not replaced again for this long (watch.ts; nor by
+ * the activation's check, lifecycle.ts): refused again, a new one does not help.
+ */
+export const RENEWAL_HOLDS_MS = 24 * 3_600_000;
 
 export interface EndpointRecord {
 	endpointId: number;
@@ -20,6 +31,12 @@ export interface EndpointRecord {
 	/** the secret before the last rotation, accepted until `previousSecretUntil` (Unix ms) */
 	previousSecret?: string;
 	previousSecretUntil?: number;
+	/** the endpoint of the production URL, which the watch looks after (watch.ts) */
+	production?: boolean;
+	/** the watch took a new secret for refused deliveries: when, and the newest delivery it had judged */
+	renewed?: { at: number; afterDeliveryId: number };
+	/** the service had disabled the endpoint, from when to when: the workflow is told once (a notice) */
+	disabledPeriod?: { from: string; to: string };
 }
 
 type StaticData = IDataObject;
@@ -31,9 +48,34 @@ export function readRecord(staticData: StaticData, url: string): EndpointRecord 
 	if (!isRecord(record) || typeof record.endpointId !== 'number') return undefined;
 	if (typeof record.secret !== 'string') return undefined;
 	const { endpointId, secret, previousSecret, previousSecretUntil } = record;
-	return typeof previousSecret === 'string' && typeof previousSecretUntil === 'number'
-		? { endpointId, secret, previousSecret, previousSecretUntil }
-		: { endpointId, secret };
+	return {
+		endpointId,
+		secret,
+		...(typeof previousSecret === 'string' && typeof previousSecretUntil === 'number'
+			? { previousSecret, previousSecretUntil }
+			: {}),
+		...(record.production === true ? { production: true } : {}),
+		...(isRecord(record.renewed) ? { renewed: record.renewed as EndpointRecord['renewed'] } : {}),
+		...(isRecord(record.disabledPeriod)
+			? { disabledPeriod: record.disabledPeriod as EndpointRecord['disabledPeriod'] }
+			: {}),
+	};
+}
+
+/**
+ * The production endpoint's URL and record: the one marked `production`, else the only record
+ * (a record written before the mark existed).
+ */
+export function productionRecord(
+	staticData: StaticData,
+): { url: string; record: EndpointRecord } | undefined {
+	const urls = Object.keys(isRecord(staticData.endpoints) ? staticData.endpoints : {});
+	const found = urls
+		.map((url) => ({ url, record: readRecord(staticData, url) }))
+		.filter((e): e is { url: string; record: EndpointRecord } => e.record !== undefined);
+	return (
+		found.find((e) => e.record.production === true) ?? (found.length === 1 ? found[0] : undefined)
+	);
 }
 
 /**
@@ -65,14 +107,13 @@ export function withNewSecret(
 	secret: string,
 	nowMs: number,
 ): EndpointRecord {
-	const old = record?.endpointId === endpointId ? record.secret : undefined;
-	if (old === undefined || old === secret) return { endpointId, secret };
-	return {
-		endpointId,
-		secret,
-		previousSecret: old,
-		previousSecretUntil: nowMs + SECRET_OVERLAP_MS,
-	};
+	const same = record?.endpointId === endpointId;
+	const kept = same ? { ...record, secret } : { endpointId, secret };
+	delete kept.previousSecret;
+	delete kept.previousSecretUntil;
+	const old = same ? record.secret : undefined;
+	if (old === undefined || old === secret) return kept;
+	return { ...kept, previousSecret: old, previousSecretUntil: nowMs + SECRET_OVERLAP_MS };
 }
 
 /** The secret of a create or rotate answer: `{ webhookEndpoint, secret }` (read tolerantly). */
@@ -85,7 +126,7 @@ export function secretOf(body: unknown): string | undefined {
 
 /** Rotates the endpoint's signing secret and returns the new one (the service shows it only here). */
 export async function rotateSecret(
-	ctx: IHookFunctions,
+	ctx: TransportContext,
 	endpointId: number,
 	settings: TransportSettings,
 ): Promise<string> {

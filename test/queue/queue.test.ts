@@ -516,7 +516,7 @@ let droppedKeys: { sent: number; ranAgain: number } | undefined;
 test('60 events, each sent to both processors at the same instant, one worker: each runs once (the worker records one run after another)', async () => {
 	const { burst } = await simultaneousCopies(60, 1);
 	bursts.push(burst);
-	// one process: once.ts recordInTurn makes its runs read and write the store one after another
+	// one process: once.ts `record` makes its runs read and write the store one after another
 	expect(burst.ranMoreThanOnce).toBe(0);
 	expect(burst.empty).toBe(60);
 }, 240_000);
@@ -570,7 +570,7 @@ ${bursts.map((b) => `| ${b.workers} | ${b.events} | ${b.executions} | ${b.ranMor
 Keys dropped by the two workers' writes: after the two-worker burst the second worker is stopped and a third copy of
 each of its ${droppedKeys?.sent ?? '?'} events is sent; ${droppedKeys?.ranAgain ?? '?'} ran again (their key was lost).
 
-One worker records its runs one after another (once.ts recordInTurn), so copies meet only across workers. What the
+One worker records its runs one after another (once.ts `record`), so copies meet only across workers. What the
 store allows across workers is bounded only by the copies: each copy may run (both workers read the row before
 either writes), and a write may drop the key the other worker wrote. The load average includes whatever else ran on
 the machine.

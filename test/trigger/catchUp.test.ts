@@ -15,9 +15,14 @@
  */
 import type { IDataObject, INode } from 'n8n-workflow';
 
-import { CHECK_FIELD, LOOKED_BACK_MS } from '../../nodes/MarketplaceTrigger/catchUp';
-import { gapMark, windowStart } from '../../nodes/MarketplaceTrigger/catchUp';
-import { hourMark } from '../../nodes/MarketplaceTrigger/once';
+import { CHECK_FIELD } from '../../nodes/MarketplaceTrigger/catchUp';
+import {
+	gapMark,
+	LOOKED_BACK_MS,
+	ranMark,
+	windowStart,
+} from '../../nodes/MarketplaceTrigger/marks';
+import { DEFAULT_WATCH_MINUTES, watchCron } from '../../nodes/MarketplaceTrigger/watch';
 import { isoSeconds } from '../../nodes/shared/transport/queryEncoding';
 import { processedDataHash, type HarnessExecution } from '../engine/triggers';
 import {
@@ -177,7 +182,7 @@ test('after an outage: the orders created meanwhile run once, at the check when 
 	);
 	// the orders and the check's hour are recorded
 	expect(storedHashes(t)).toEqual(
-		[...missed.map((o) => `order:${o.id}`), hourMark(until)].map(processedDataHash),
+		[...missed.map((o) => `order:${o.id}`), ranMark(until)].map(processedDataHash),
 	);
 
 	// the service's retries (+1 min after each failed attempt) reach n8n now: each starts an
@@ -306,20 +311,20 @@ test.each([
 	['Catch Up Missed Orders off', ['order.created'], { catchUpMissedOrders: false }],
 	['Order Created not subscribed', ['order.cancelled'], {}],
 ])(
-	'%s: trigger() emits no check, registers no cron (Check Every 5 Minutes on) and saves no startedAt',
+	'%s: trigger() emits no check, reads no order and saves no startedAt; the watch is registered all the same',
 	async (_, eventTypes, options) => {
 		const { apiKey, brandId } = await bench.user();
-		const t = await bench.trigger(apiKey, {
-			eventTypes,
-			options: { ...options, checkEveryFiveMinutes: true },
-		});
+		const t = await bench.trigger(apiKey, { eventTypes, options });
 		const since = await bench.lastSeq();
 		const response = await t.startTrigger();
 		await bench.control.createOrder({ brandId });
 		await startAgain(t);
 		expect(response).toEqual({});
 		expect(t.executions).toHaveLength(0);
-		expect(registeredCrons()).toEqual([]);
+		expect(registeredCrons()).toEqual([
+			watchCron(DEFAULT_WATCH_MINUTES),
+			watchCron(DEFAULT_WATCH_MINUTES),
+		]);
 		expect(await readsSince(apiKey, since)).toEqual([]);
 		expect(t.staticData.startedAt).toBeUndefined();
 	},
@@ -444,7 +449,7 @@ test("a read that fails (500 on every attempt) fails the check's execution with 
 	expect(caughtUp(t)).toEqual([missed]);
 	// the retry read the gap and removed its mark; its run recorded the order and its hour
 	expect(storedHashes(t)).toEqual(
-		[`order:${missed}`, hourMark(shared.now())].map(processedDataHash),
+		[`order:${missed}`, ranMark(shared.now())].map(processedDataHash),
 	);
 });
 
@@ -467,7 +472,7 @@ test('a start after a failed check reads from the hour of the gap mark the faile
 	expect(caughtUp(t)).toEqual([missed]);
 	expect(storedHashes(t)).toEqual([
 		...before,
-		...[`order:${missed}`, hourMark(h0 + 3 * HOUR_MS)].map(processedDataHash),
+		...[`order:${missed}`, ranMark(h0 + 3 * HOUR_MS)].map(processedDataHash),
 	]);
 });
 

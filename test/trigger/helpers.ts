@@ -226,10 +226,15 @@ export class SharedClock {
 		setTransportClock();
 	}
 
-	/** Moves the shared clock by `ms`: the sandbox runs every attempt that became due, signed at its time. */
-	async advance(ms: number): Promise<void> {
+	/**
+	 * Moves the shared clock by `ms`: the sandbox runs every attempt that became due, signed at its time
+	 * (or `signedAheadSeconds` after it: the service's clock ahead of this n8n's).
+	 */
+	async advance(ms: number, signedAheadSeconds = 0): Promise<void> {
 		this.offsetMs += ms;
-		await this.bench.control.settings({ timestampSkewSeconds: Math.round(this.offsetMs / 1000) });
+		await this.bench.control.settings({
+			timestampSkewSeconds: Math.round(this.offsetMs / 1000) + signedAheadSeconds,
+		});
 		await this.bench.control.advanceClockMs(ms);
 	}
 }

@@ -12,12 +12,8 @@ import type { AddressInfo } from 'node:net';
 import { DataDeduplicationService } from 'n8n-core';
 import type { IDataObject } from 'n8n-workflow';
 
-import { gapMark } from '../../nodes/MarketplaceTrigger/catchUp';
-import {
-	DEFAULT_HISTORY_SIZE,
-	hourMark,
-	MIN_HISTORY_SIZE,
-} from '../../nodes/MarketplaceTrigger/once';
+import { gapMark, ranMark } from '../../nodes/MarketplaceTrigger/marks';
+import { DEFAULT_HISTORY_SIZE, MIN_HISTORY_SIZE } from '../../nodes/MarketplaceTrigger/once';
 import { processedDataHash } from '../engine/triggers';
 import {
 	caughtUp,
@@ -86,9 +82,9 @@ test("an order.created delivery runs once; a copy starts an execution with no ou
 	]);
 	expect(t.responses.map((r) => r.status)).toEqual([200, 200]);
 	// the mark is the hour of the run (UTC, ISO to the hour); the copy's run records it again
-	expect(hourMark(hour + 5 * MINUTE_MS)).toBe(`hour:${new Date(hour).toISOString().slice(0, 13)}`);
-	expect(storedHashes(t)).toEqual(hashes(`order:${order.id}`, hourMark(hour)));
-	const recorded = [`order:${order.id}`, hourMark(hour)];
+	expect(ranMark(hour + 5 * MINUTE_MS)).toBe(`hour:${new Date(hour).toISOString().slice(0, 13)}`);
+	expect(storedHashes(t)).toEqual(hashes(`order:${order.id}`, ranMark(hour)));
+	const recorded = [`order:${order.id}`, ranMark(hour)];
 	expect(record.mock.calls.map((call) => [call[0], call[1], call[3]])).toEqual([
 		[recorded, 'node', { mode: 'entries', maxEntries: DEFAULT_HISTORY_SIZE }],
 		[recorded, 'node', { mode: 'entries', maxEntries: DEFAULT_HISTORY_SIZE }],
@@ -216,13 +212,29 @@ test("the service's retry after its timeout (n8n ran the event, the answer never
 	}
 });
 
-test('copies that arrive at one process at the same instant: one runs (its runs record one after another)', async () => {
+test('copies that arrive at one process at the same instant: one runs (its runs take turns)', async () => {
 	const { t } = await publishedTrigger(bench);
 	const event = orderCreated(4242);
 	await Promise.all(Array.from({ length: 6 }, async () => await deliverWithSecret(t, event)));
 	await settle(t);
 	expect(t.executions).toHaveLength(6);
 	expect(t.runs).toHaveLength(1);
+});
+
+test('runs that wait for their turn in one process are recorded together, in one write each turn: 12 events at once, every one runs once, in fewer writes than runs', async () => {
+	const { t } = await publishedTrigger(bench);
+	const record = jest.spyOn(DataDeduplicationService.getInstance(), 'checkProcessedAndRecord');
+	const events = Array.from({ length: 12 }, (_, i) => orderCreated(4300 + i));
+	await Promise.all(events.map(async (event) => await deliverWithSecret(t, event)));
+	await settle(t);
+	expect(t.runs).toHaveLength(12);
+	expect(record.mock.calls.length).toBeLessThan(12);
+	// every key of every run reached the store, each written once
+	const written = record.mock.calls.flatMap(([keys]) => keys.map(String));
+	for (let i = 0; i < 12; i++) expect(written).toContain(`order:${4300 + i}`);
+	expect(new Set(written.filter((k) => k.startsWith('order:'))).size).toBe(
+		written.filter((k) => k.startsWith('order:')).length,
+	);
 });
 
 test('two n8n processes on one database: a copy at the other process, after the first ran it, outputs nothing', async () => {
@@ -278,7 +290,7 @@ test(`History Size: a copy is recognised while fewer than History Size keys came
 	const first = (await bench.control.createOrder({ brandId })).order.id;
 	await t.waitForRuns(1);
 	const copy = t.runs[0][0][0].json;
-	expect(storedHashes(t)).toEqual(hashes(`order:${first}`, hourMark(h0)));
+	expect(storedHashes(t)).toEqual(hashes(`order:${first}`, ranMark(h0)));
 	await t.stopTrigger();
 	// 98 orders more, which the check at the next start (in the same hour) records in one run: with
 	// the hour's mark, 100 keys
@@ -288,7 +300,7 @@ test(`History Size: a copy is recognised while fewer than History Size keys came
 	await settle(t);
 	expect(caughtUp(t)).toHaveLength(MIN_HISTORY_SIZE - 2);
 	expect(storedHashes(t)).toHaveLength(MIN_HISTORY_SIZE);
-	expect(storedHashes(t).slice(0, 2)).toEqual(hashes(`order:${first}`, hourMark(h0)));
+	expect(storedHashes(t).slice(0, 2)).toEqual(hashes(`order:${first}`, ranMark(h0)));
 	await deliverWithSecret(t, copy);
 	await settle(t);
 	expect(t.runs).toHaveLength(2);
@@ -303,7 +315,7 @@ test(`History Size: a copy is recognised while fewer than History Size keys came
 	await settle(t);
 	expect(t.runs).toHaveLength(4);
 	expect(t.runs[3][0][0].json).toMatchObject({ data: { orderId: first } });
-	expect(storedHashes(t)).not.toContain(processedDataHash(hourMark(h0)));
+	expect(storedHashes(t)).not.toContain(processedDataHash(ranMark(h0)));
 	expect(storedHashes(t).slice(-2)).toEqual(hashes('order:7777', `order:${first}`));
 
 	// in the next hour, a run records two new keys (its event and the hour's mark): two oldest go
@@ -314,7 +326,7 @@ test(`History Size: a copy is recognised while fewer than History Size keys came
 	expect(storedHashes(t)).toHaveLength(MIN_HISTORY_SIZE);
 	expect(storedHashes(t)[0]).toBe(oldest[2]);
 	expect(storedHashes(t)).not.toContain(oldest[1]);
-	expect(storedHashes(t).slice(-2)).toEqual(hashes('order:7778', hourMark(h0 + HOUR_MS)));
+	expect(storedHashes(t).slice(-2)).toEqual(hashes('order:7778', ranMark(h0 + HOUR_MS)));
 });
 
 test("the check's look-up of the hour and gap marks leaves no probe mark behind and pushes no key out: the row after the check is the row before it and the check's own hour mark", async () => {
@@ -335,7 +347,7 @@ test("the check's look-up of the hour and gap marks leaves no probe mark behind 
 	await t.stopTrigger();
 	const before = storedHashes(t);
 	expect(before).toHaveLength(MIN_HISTORY_SIZE - 1);
-	expect(before.slice(-2)).toEqual(hashes(hourMark(h0), `order:${delivered}`));
+	expect(before.slice(-2)).toEqual(hashes(ranMark(h0), `order:${delivered}`));
 
 	// the check in hour 2 looks, in one call, at the hour and gap marks of its own hour and the 48
 	// before it (49 hour marks newest first, then 49 gap marks): one found (hour 0), 97 not there
@@ -349,7 +361,7 @@ test("the check's look-up of the hour and gap marks leaves no probe mark behind 
 	expect(check.output).toEqual([[]]);
 	const h2 = h0 + 2 * HOUR_MS;
 	const hours = Array.from({ length: 49 }, (_, back) => h2 - back * HOUR_MS);
-	const probes = [...hours.map(hourMark), ...hours.map(gapMark)];
+	const probes = [...hours.map(ranMark), ...hours.map(gapMark)];
 	expect(probes).toHaveLength(98);
 	const lookUp = { mode: 'entries', maxEntries: MIN_HISTORY_SIZE + 98 };
 	// the look-up, then the run's own record (the 98 orders it read again, all there, and its hour
@@ -359,18 +371,18 @@ test("the check's look-up of the hour and gap marks leaves no probe mark behind 
 	expect(record.mock.calls[0][3]).toEqual(lookUp);
 	const generated = Array.from({ length: MIN_HISTORY_SIZE - 3 }, (_, i) => `order:${firstId + i}`);
 	expect(record.mock.calls[1].slice(0, 2)).toEqual([
-		[...generated, `order:${delivered}`, hourMark(h2)],
+		[...generated, `order:${delivered}`, ranMark(h2)],
 		'node',
 	]);
 	expect(record.mock.calls[1][3]).toEqual({ mode: 'entries', maxEntries: MIN_HISTORY_SIZE });
 	// one removal: the 97 probes not found, in the same turn and with the same options
 	expect(remove.mock.calls).toHaveLength(1);
 	expect(remove.mock.calls[0].slice(0, 2)).toEqual([
-		probes.filter((mark) => mark !== hourMark(h0)),
+		probes.filter((mark) => mark !== ranMark(h0)),
 		'node',
 	]);
 	expect(remove.mock.calls[0][3]).toEqual(lookUp);
-	expect(storedHashes(t)).toEqual([...before, ...hashes(hourMark(h2))]);
+	expect(storedHashes(t)).toEqual([...before, ...hashes(ranMark(h2))]);
 });
 
 test('when the store throws, the event runs marked with storageWarning (a copy of it may run again)', async () => {
