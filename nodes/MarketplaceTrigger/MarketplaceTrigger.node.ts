@@ -58,7 +58,7 @@ export class MarketplaceTrigger implements INodeType {
 		properties: [
 			{
 				displayName:
-					'The service only delivers to public https addresses: set N8N_WEBHOOK_URL (WEBHOOK_URL on n8n 1.x) to the public https address of this n8n. Events arrive unordered and name only IDs: order by "createdAt" and turn on "Fetch Current State" to read what changed. To get a sample while this node listens for a test event: in a Marketplace node, run Webhook Endpoint > Test on the endpoint whose URL ends like this node\'s Test URL (again if the first comes before the listening is ready); the sample is your newest order.',
+					'The service only delivers to public https addresses: set N8N_WEBHOOK_URL (WEBHOOK_URL on n8n 1.x) to the public https address of this n8n. Events arrive unordered and name only IDs: order by "createdAt" and turn on "Fetch Current State" to read what changed. To get a sample while this node listens for a test event: in a Marketplace node, run Webhook Endpoint > Test on the endpoint named "… (listening for a test event)" in its list (the service tests an endpoint once, before n8n holds the listening\'s secret, so that one step is yours); the sample is your newest order.',
 				name: 'notice',
 				type: 'notice',
 				default: '',

@@ -621,7 +621,7 @@ describe("the package in n8n 2.41.1's editor (headless Chromium)", () => {
 		expectNoProblems();
 	});
 
-	test('Marketplace Trigger: its test and production webhook URLs, the notice (https; a sample comes from Webhook Endpoint > Test) and its options, Check Every 5 Minutes among them', async () => {
+	test('Marketplace Trigger: its test and production webhook URLs, the notice (https; a sample comes from Webhook Endpoint > Test) and its options, Watch Every among them', async () => {
 		const workflow = readExample(ORDER_ARRIVES.file);
 		await openWorkflow(workflow.id);
 		const ndv = await openNode(ORDER_ARRIVES.trigger);
@@ -630,11 +630,11 @@ describe("the package in n8n 2.41.1's editor (headless Chromium)", () => {
 		await ndv.getByText('The service only delivers to public https addresses').waitFor();
 		// the notice says where a sample comes from while it listens: Webhook Endpoint > Test
 		await ndv.getByText('run Webhook Endpoint > Test on the endpoint', { exact: false }).waitFor();
-		// Options offers exactly the description's options, Check Every 5 Minutes among them
+		// Options offers exactly the description's options, Watch Every among them
 		const optionNames = properties
 			.find((p) => p.name === 'options')!
 			.options!.map((o) => (o as { displayName?: string }).displayName ?? o.name);
-		expect(optionNames).toContain('Check Every 5 Minutes');
+		expect(optionNames).toContain('Watch Every');
 		// n8n renders a collection's "Add Option" as a select; its list is the popper it controls
 		const addOption = ndv.getByTestId('collection-parameter-add').getByRole('combobox');
 		await addOption.click();

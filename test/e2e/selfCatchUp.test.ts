@@ -1,16 +1,17 @@
 /**
  * trigger()'s catch-up check (catchUp.ts) in a real n8n 2.41.1: missed orders run once although no
  * further delivery comes. One n8n, two trigger workflows on the same key:
- * - "defaults": the trigger's defaults (Catch Up Missed Orders on, Check Every 5 Minutes off);
- * - "every 5 minutes": Check Every 5 Minutes on.
+ * - "defaults": the trigger's defaults (Catch Up Missed Orders on, the watch every 5 minutes);
+ * - "every 5 minutes": the same with Watch Every set to 5 by hand.
  *
  * 1. n8n down (O1): n8n stopped while three orders are created (their first attempts: connection
  *    refused), started, and nothing delivered after: in each workflow each order runs once, caught up
  *    by the check trigger() emits at the start, within 90 s of the start; the service's retries are
  *    answered 200 and start executions with no output, no run.
  * 2. Every delivery to "every 5 minutes" dropped while n8n runs (its endpoint's address refuses every
- *    attempt): two orders run once each there within six minutes of their creation, caught up by a
- *    check on n8n's cron (every 5 minutes, real time: n8n's cron cannot be moved); "defaults" runs them
+ *    attempt): two orders run once each there within six minutes of their creation, caught up by the
+ *    check the watch emits when n8n's cron has it read the service's record of the failed deliveries
+ *    (every 5 minutes, real time: n8n's cron cannot be moved); "defaults" runs them
  *    from their deliveries; the retries, once delivered, start no run.
  *
  * Executions with no output (copies, checks that found nothing) are counted apart and printed.
@@ -130,7 +131,7 @@ beforeAll(async () => {
 	));
 	for (const [wf, options] of [
 		[DEFAULTS, undefined],
-		[EVERY5, { checkEveryFiveMinutes: true }],
+		[EVERY5, { watchEvery: 5 }],
 	] as const) {
 		await n8n.createWorkflow({
 			...triggerWorkflow(wf.id, wf.webhookId, credentialId, true, options),
@@ -183,7 +184,7 @@ test('n8n down while orders come, started, no further delivery: each runs once i
 	for (const wf of [DEFAULTS, EVERY5]) await eachOnce(wf, [live, ...ids]);
 }, 300_000);
 
-test('every delivery to one workflow dropped while n8n runs: with Check Every 5 Minutes each order runs once there within six minutes; the retries start no run', async () => {
+test('every delivery to one workflow dropped while n8n runs: the watch (every 5 minutes, the default) runs each order once there within six minutes; the retries start no run', async () => {
 	const id = await endpointId(EVERY5);
 	const since = (await sandbox.control.requests()).at(-1)?.seq ?? 0;
 	await sandbox.control.setEndpointUrl(id, `http://127.0.0.1:1/${EVERY5.id}/proxy-drops-it`);

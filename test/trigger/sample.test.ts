@@ -220,3 +220,12 @@ test('the listening cannot start where the service cannot deliver: create() fail
 	);
 	expect(await bench.endpointsOf(userId)).toEqual([]);
 });
+
+test('the listening\'s endpoint is named "<description> (listening for a test event)", so Webhook Endpoint > Test lists it by name; the production endpoint keeps the description', async () => {
+	const { apiKey, userId } = await bench.user();
+	const { t, endpoint } = await listening(apiKey, userId, { description: 'Shop orders' });
+	expect(endpoint.description).toBe('Shop orders (listening for a test event)');
+	await t.activate();
+	const production = (await bench.endpointsOf(userId)).find((e) => e.url === t.webhookUrl)!;
+	expect(production.description).toBe('Shop orders');
+});
