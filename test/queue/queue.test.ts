@@ -570,7 +570,7 @@ ${bursts.map((b) => `| ${b.workers} | ${b.events} | ${b.executions} | ${b.ranMor
 Keys dropped by the two workers' writes: after the two-worker burst the second worker is stopped and a third copy of
 each of its ${droppedKeys?.sent ?? '?'} events is sent; ${droppedKeys?.ranAgain ?? '?'} ran again (their key was lost).
 
-One worker records its runs one after another (once.ts `record`), so copies meet only across workers. What the
+One worker records its runs one after another (once.ts record), so copies meet only across workers. What the
 store allows across workers is bounded only by the copies: each copy may run (both workers read the row before
 either writes), and a write may drop the key the other worker wrote. The load average includes whatever else ran on
 the machine.
