@@ -478,12 +478,24 @@ export function shuffle<T>(items: T[], seed: number): T[] {
 /** npm name and node type of the floor package written by writeFloorPackage. */
 export const FLOOR_PKG = 'n8n-nodes-bench-floor';
 export const FLOOR_TYPE = `${FLOOR_PKG}.benchFloorTrigger`;
+/**
+ * The limit for "once" on n8n's API (floor.bench.ts target L): the floor trigger plus an execute()
+ * that records each item's key (the body's `id`) with n8n's deduplication helper and outputs only
+ * the items whose key was new.
+ */
+export const FLOOR_ONCE_TYPE = `${FLOOR_PKG}.benchFloorOnceTrigger`;
+/** The row the limit keeps (mode 'entries'), as the Marketplace Trigger's History Size by default. */
+export const FLOOR_ONCE_MAX_ENTRIES = 2_000;
 
 /**
  * Writes the cheapest community trigger possible into `dir` (a package.json with an `n8n` section
- * and one plain-JS node file, no dependencies): a typeVersion-2 webhook trigger whose webhook()
+ * and plain-JS node files, no dependencies): a typeVersion-2 webhook trigger whose webhook()
  * only starts the workflow with the body. No verification, no state, no registration
  * (no webhookMethods), so n8n does for it only what it does for any community webhook start node.
+ * Beside it, the same trigger with an execute() (FLOOR_ONCE_TYPE): n8n's own idiom for "once" in the
+ * cheapest way its API allows: one checkProcessedAndRecord call per run with the run's keys (the
+ * bodies' `id`; mode 'entries', FLOOR_ONCE_MAX_ENTRIES), no expression, no lock, no batching across
+ * runs; it outputs only the items whose key was new.
  * Link `dir` into the user folder (linkCommunityPackage) before n8n starts. Returns `dir`.
  */
 export function writeFloorPackage(dir: string): string {
@@ -496,7 +508,10 @@ export function writeFloorPackage(dir: string): string {
 				version: '0.0.1',
 				private: true,
 				keywords: ['n8n-community-node-package'],
-				n8n: { n8nNodesApiVersion: 1, nodes: ['nodes/BenchFloorTrigger.node.js'] },
+				n8n: {
+					n8nNodesApiVersion: 1,
+					nodes: ['nodes/BenchFloorTrigger.node.js', 'nodes/BenchFloorOnceTrigger.node.js'],
+				},
 			},
 			null,
 			'\t',
@@ -529,23 +544,65 @@ class BenchFloorTrigger {
 module.exports = { BenchFloorTrigger };
 `,
 	);
+	writeFileSync(
+		join(dir, 'nodes', 'BenchFloorOnceTrigger.node.js'),
+		`'use strict';
+class BenchFloorOnceTrigger {
+	constructor() {
+		this.description = {
+			displayName: 'Bench Floor Once Trigger',
+			name: 'benchFloorOnceTrigger',
+			group: ['trigger'],
+			version: 2,
+			description: "Starts the workflow with the request body; outputs it only the first time n8n's deduplication store sees its id",
+			defaults: { name: 'Bench Floor Once Trigger' },
+			inputs: [],
+			outputs: ['main'],
+			webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' }],
+			// only used when its workflow sets one (floorWorkflow with a credential id)
+			credentials: [{ name: 'marketplaceApi', required: false }],
+			properties: [],
+		};
+	}
+	async webhook() {
+		return { workflowData: [[{ json: this.getBodyData() }]] };
+	}
+	async execute() {
+		const items = this.getInputData();
+		const keys = items.map((item) => String(item.json.id));
+		const result = await this.helpers.checkProcessedAndRecord(keys, 'node', {
+			mode: 'entries',
+			maxEntries: ${FLOOR_ONCE_MAX_ENTRIES},
+		});
+		const fresh = new Set(result.new.map(String));
+		return [items.filter((item, i) => fresh.delete(keys[i]))];
+	}
+}
+module.exports = { BenchFloorOnceTrigger };
+`,
+	);
 	return dir;
 }
 
 /**
- * The floor trigger (typeVersion 2) followed by the same No Operation node as the other workflows;
+ * The floor trigger (typeVersion 2; with `type` FLOOR_ONCE_TYPE the limit's) followed by the same No Operation node as the other workflows;
  * with `credentialId`, its node carries that Marketplace credential, as any trigger that calls the
  * service must (n8n then checks the credential's access before every execution).
  */
-export function floorWorkflow(id: string, webhookId: string, credentialId?: string) {
+export function floorWorkflow(
+	id: string,
+	webhookId: string,
+	credentialId?: string,
+	type: typeof FLOOR_TYPE | typeof FLOOR_ONCE_TYPE = FLOOR_TYPE,
+) {
 	return {
 		id,
-		name: `bench: floor trigger ${id}`,
+		name: `bench: ${type === FLOOR_TYPE ? 'floor' : 'floor once'} trigger ${id}`,
 		nodes: [
 			{
 				id: `${id}-trigger`,
 				name: 'Floor',
-				type: FLOOR_TYPE,
+				type,
 				typeVersion: 2,
 				position: [0, 0],
 				webhookId,
