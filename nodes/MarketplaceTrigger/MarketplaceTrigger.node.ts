@@ -4,6 +4,7 @@ import type {
 	INodeExecutionData,
 	INodeType,
 	INodeTypeDescription,
+	IPollFunctions,
 	ITriggerFunctions,
 	ITriggerResponse,
 	IWebhookFunctions,
@@ -13,7 +14,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { EVENT_TYPE_OPTIONS } from '../shared/routes';
 import { namesSubtitle, optionNames } from '../shared/subtitle';
-import { checksOf, startCheck } from './catchUp';
+import { startCheck } from './catchUp';
 import {
 	checkEndpointExists,
 	createEndpoint,
@@ -24,7 +25,7 @@ import {
 import { DEFAULT_HISTORY_SIZE, MAX_HISTORY_SIZE, MIN_HISTORY_SIZE } from './once';
 import { receive } from './receive';
 import { runItems } from './run';
-import { DEFAULT_WATCH_MINUTES, MAX_WATCH_MINUTES, startWatch } from './watch';
+import { DEFAULT_WATCH_MINUTES, MAX_WATCH_MINUTES, POLL_TIMES_EXPRESSION, watch } from './watch';
 
 export class MarketplaceTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -62,6 +63,13 @@ export class MarketplaceTrigger implements INodeType {
 				name: 'notice',
 				type: 'notice',
 				default: '',
+			},
+			{
+				// n8n schedules poll() (the watch) by Poll Times: set from the option Watch Every
+				displayName: 'Poll Times',
+				name: 'pollTimes',
+				type: 'hidden',
+				default: { item: POLL_TIMES_EXPRESSION },
 			},
 			{
 				displayName: 'Event Types',
@@ -176,18 +184,17 @@ export class MarketplaceTrigger implements INodeType {
 		return await runItems(this, this.continueOnFail());
 	}
 
-	/**
-	 * When the workflow starts: the check for missed orders (catchUp.ts), and the watch on the service's
-	 * record of the endpoint, which checks only when that record shows something to mend (watch.ts).
-	 */
+	/** When the workflow starts: the check for missed orders (catchUp.ts). */
 	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
-		if (this.getMode() === 'manual') return {};
-		const { check, firstStart } = checksOf(this);
-		startCheck(this, check, firstStart);
-		const { watchEvery = DEFAULT_WATCH_MINUTES } = this.getNodeParameter('options', {}) as {
-			watchEvery?: number;
-		};
-		startWatch(this, watchEvery, check);
+		if (this.getMode() !== 'manual') startCheck(this);
 		return {};
+	}
+
+	/**
+	 * The watch, every Watch Every minutes (n8n's Poll Times, set from that option): the service's record
+	 * of the endpoint, and a check only when it shows something to mend (watch.ts).
+	 */
+	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+		return await watch(this);
 	}
 }

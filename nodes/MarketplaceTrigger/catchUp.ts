@@ -13,7 +13,13 @@
  * in which the workflow ran something, at most 48 hours back, never before the workflow's first start
  * (`startedAt`, the one thing trigger() keeps in the static data besides the endpoint record).
  */
-import type { IDataObject, IExecuteFunctions, ITriggerFunctions, JsonObject } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IPollFunctions,
+	ITriggerFunctions,
+	JsonObject,
+} from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
 import { normaliseEventTypes } from '../shared/routes';
@@ -39,9 +45,9 @@ export function catchUpApplies(parameter: (name: string, fallback: unknown) => u
 	return options.catchUpMissedOrders !== false && subscribed.includes(ORDER_CREATED);
 }
 
-/** The parameters of trigger() and of execute() (the first item's), for `catchUpApplies`. */
-export const triggerParameter =
-	(ctx: ITriggerFunctions) =>
+/** The parameters of trigger(), poll() and execute() (the first item's), for `catchUpApplies`. */
+export const parameterOf =
+	(ctx: ITriggerFunctions | IPollFunctions) =>
 	(name: string, fallback: unknown): unknown =>
 		ctx.getNodeParameter(name, fallback);
 export const runParameter =
@@ -55,39 +61,33 @@ export function disabledNotice(from: string | undefined, toMs: number): string {
 	return `The Marketplace service had disabled this trigger's webhook endpoint (no successful delivery for 5 days) from ${from ?? 'an unknown time'} until ${to}; it is enabled again. Orders created meanwhile are caught up. Order cancellations, returns and brand health changes of that time were not delivered and cannot be recovered: read them with the Marketplace node (Order, Return, Brand Health).`;
 }
 
-/** Emits one check: `reason` says why; `notice`, when given, reaches the workflow with its run. */
-export type Check = (reason: string, notice?: string) => void;
-
 /**
- * The checks of this activation (trigger()): one emit each, the item `{marketplaceCheck: reason,
- * startedAt, until}` that execute() turns into the missed orders (`caughtUpOrders`). `startedAt` is
- * the workflow's first start, the one thing trigger() keeps in the static data (n8n saves it after
- * trigger() returns, and at every emit).
+ * The item of one check, `{marketplaceCheck: reason, startedAt, until}`, which execute() turns into the
+ * missed orders (`caughtUpOrders`); `notice`, when given, reaches the workflow with its run.
+ * `startedAt` is the workflow's first start, the one thing the checks keep in the static data.
  */
-export function checksOf(ctx: ITriggerFunctions): { check: Check; firstStart: boolean } {
-	const staticData = ctx.getWorkflowStaticData('node');
-	const firstStart = typeof staticData.startedAt !== 'number';
-	// kept only while the catch-up applies: turned on later, it starts from then
-	if (firstStart && catchUpApplies(triggerParameter(ctx)))
-		staticData.startedAt = transportClock().now();
+export function checkItem(staticData: IDataObject, reason: string, notice?: string): IDataObject {
 	const first = staticData.startedAt;
-	const startedAt = typeof first === 'number' ? { startedAt: new Date(first).toISOString() } : {};
-	const check: Check = (reason, notice) => {
-		const until = new Date(transportClock().now()).toISOString();
-		ctx.emit([
-			[{ json: { [CHECK_FIELD]: reason, ...startedAt, until, ...(notice ? { notice } : {}) } }],
-		]);
+	return {
+		[CHECK_FIELD]: reason,
+		...(typeof first === 'number' ? { startedAt: new Date(first).toISOString() } : {}),
+		until: new Date(transportClock().now()).toISOString(),
+		...(notice ? { notice } : {}),
 	};
-	return { check, firstStart };
 }
 
 /**
- * The check when the workflow starts (n8n starts, or it is published), none at its first start:
- * deliveries n8n accepted before a crash may not have run. It also carries the notice the
- * activation left (the endpoint was Disabled), which then is removed.
+ * The check when the workflow starts (n8n starts, or it is published), none at its first start (which
+ * only notes `startedAt`, while the catch-up applies; n8n saves it after trigger() returns):
+ * deliveries n8n accepted before a crash may not have run. It also carries the notice the activation
+ * left (the endpoint was Disabled), which then is removed.
  */
-export function startCheck(ctx: ITriggerFunctions, check: Check, firstStart: boolean): void {
+export function startCheck(ctx: ITriggerFunctions): void {
 	const staticData = ctx.getWorkflowStaticData('node');
+	const applies = catchUpApplies(parameterOf(ctx));
+	const firstStart = typeof staticData.startedAt !== 'number';
+	// kept only while the catch-up applies: turned on later, it starts from then
+	if (firstStart && applies) staticData.startedAt = transportClock().now();
 	const production = productionRecord(staticData);
 	const period = production?.record.disabledPeriod;
 	if (production && period) {
@@ -96,11 +96,12 @@ export function startCheck(ctx: ITriggerFunctions, check: Check, firstStart: boo
 		writeRecord(staticData, production.url, told);
 	}
 	const notice = period ? disabledNotice(period.from, Date.parse(period.to)) : undefined;
-	if ((!firstStart && catchUpApplies(triggerParameter(ctx))) || notice) check('start', notice);
+	if ((!firstStart && applies) || notice)
+		ctx.emit([[{ json: checkItem(staticData, 'start', notice) }]]);
 }
 
 /**
- * The check an item of trigger() asks for: the orders created since its window began, oldest first, each as an
+ * The check an item of trigger() or poll() asks for: the orders created since its window began, oldest first, each as an
  * order.created item marked `caughtUp`; whether each runs is once.ts's to decide. Throws what the
  * transport throws.
  */

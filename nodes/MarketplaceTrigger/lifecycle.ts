@@ -4,7 +4,7 @@
  * Each throws NodeApiError / NodeOperationError with a message a workflow builder can act on; n8n
  * shows the message in the activation error and retries a failing checkExists/create itself.
  */
-import type { IDataObject, IHookFunctions, ITriggerFunctions, JsonObject } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, IPollFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { normaliseEventTypes } from '../shared/routes';
@@ -36,7 +36,7 @@ export const DEFAULT_ENDPOINT_DESCRIPTION = 'n8n Marketplace Trigger';
 /** Ends the description of the endpoint of "Listen for test event", so Webhook Endpoint > Test lists it by name. */
 export const LISTENING_SUFFIX = ' (listening for a test event)';
 
-type EndpointContext = IHookFunctions | ITriggerFunctions;
+type EndpointContext = IHookFunctions | IPollFunctions;
 
 /**
  * Lifecycle requests retry a little but not for long: n8n itself retries a failing

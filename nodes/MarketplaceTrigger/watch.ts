@@ -1,13 +1,14 @@
 /**
- * The watch: while the workflow is published, n8n's cron (option Watch Every, 5 minutes by default)
- * has the trigger read the service's own record of its endpoint: the endpoint's status, and its
- * deliveries with the HTTP status this n8n answered each. That record is read with the node's
- * credential, so it is evidence; a request that fails verification never is, and changes nothing.
+ * The watch: while the workflow is published, n8n polls the trigger (its poll(), option Watch Every,
+ * 5 minutes by default) and the trigger reads the service's own record of its endpoint: the
+ * endpoint's status, and its deliveries with the HTTP status this n8n answered each. That record is
+ * read with the node's credential, so it is evidence; a request that fails verification never is, and
+ * changes nothing.
  *
  * What a look finds (`judgeLook`, pure) and what the watch does:
  * | the record says                                       | the watch                                          |
  * | ----------------------------------------------------- | -------------------------------------------------- |
- * | Enabled; every delivery since the last look got 2xx   | nothing: no execution                              |
+ * | Enabled; every delivery since the last look got 2xx   | nothing: poll() returns null, no execution         |
  * | a delivery failed or got no answer                    | a check (the catch-up, catchUp.ts)                 |
  * | the newest answered delivery got 401 from this n8n    | a new secret (rotation), then a check; once only:  |
  * |                                                       | refused again after it, the trigger's error        |
@@ -16,17 +17,20 @@
  * | the API key refused (401/403), or the service         | the trigger's error (n8n shows it on the workflow  |
  * | unreachable for WATCH_GIVES_UP_MS                     | and runs its error workflow)                       |
  *
- * A check is one emit: n8n saves the static data (a new secret, a new endpoint) and starts a run, whose
- * execute() reads the missed orders (run.ts). The watch's own state lives in this process only: at a
- * restart the check at the start covers what came before.
+ * Why poll() and not a cron of trigger(): n8n 2.41 holds an expression isolate for a poll, never for a
+ * trigger()'s cron callback, and the credential's header is an expression (`=Bearer {{...}}`), so an
+ * authenticated request from a cron callback fails ("No bridge acquired"). A check is what poll()
+ * returns: n8n saves the static data (a new secret, a new endpoint) and starts a run, whose execute()
+ * reads the missed orders (run.ts). The watch's memory lives in this process only: at a restart the
+ * check at the start covers what came before.
  */
-import type { CronExpression, IDataObject, ITriggerFunctions, JsonObject } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, IPollFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { transportClock } from '../shared/transport/clock';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
 import { isTransient, nodeApiError, readFailure } from '../shared/transport/transportErrors';
-import { catchUpApplies, disabledNotice, triggerParameter, type Check } from './catchUp';
+import { catchUpApplies, checkItem, disabledNotice, parameterOf } from './catchUp';
 import { isPending, readDeliveryRecord, type DeliveryRecord } from './deliveryRecord';
 import { registerEndpoint } from './lifecycle';
 import {
@@ -41,11 +45,6 @@ import {
 /** The option Watch Every: minutes between looks (1 to 60), 0 for off. */
 export const DEFAULT_WATCH_MINUTES = 5;
 export const MAX_WATCH_MINUTES = 60;
-
-/** n8n's cron expression of a look every `minutes`. */
-export function watchCron(minutes: number): CronExpression {
-	return minutes >= MAX_WATCH_MINUTES ? '0 0 * * * *' : `0 */${minutes} * * * *`;
-}
 
 /** The service unreachable this long (every look failing) is the trigger's error. */
 export const WATCH_GIVES_UP_MS = 30 * 60_000;
@@ -130,7 +129,7 @@ export function judgeLook(
 
 /** Reads the endpoint and its deliveries since `judgedUpTo` (a few pages at most). */
 async function look(
-	ctx: ITriggerFunctions,
+	ctx: IPollFunctions,
 	endpointId: number,
 	judgedUpTo: number | undefined,
 ): Promise<Look> {
@@ -178,87 +177,92 @@ async function look(
 }
 
 /**
- * Registers n8n's cron for the watch. `check` emits one check (catchUp.ts), with a notice for the
- * workflow where there is one.
+ * What the watch remembers, per activation: keyed by the node's static data object, which lives as long
+ * as the Workflow n8n activated (a new activation, a new memory; a removed one is collected).
  */
-export function startWatch(ctx: ITriggerFunctions, minutes: number, check: Check): void {
-	if (!Number.isFinite(minutes) || minutes <= 0) return;
-	minutes = Math.min(Math.round(minutes), MAX_WATCH_MINUTES);
-	const staticData = ctx.getWorkflowStaticData('node');
-	const memory: WatchMemory = { startedAt: transportClock().now() };
-	const renewed = productionRecord(staticData)?.record.renewed;
-	if (renewed) memory.renewed = renewed;
-	let failingSince: number | undefined;
-	let looking = false;
-	let stopped = false;
+const memories = new WeakMap<object, WatchMemory & { failingSince?: number }>();
 
-	const stop = (error: Error) => {
-		stopped = true;
-		ctx.emitError(error);
-	};
-
-	const once = async () => {
-		const production = productionRecord(staticData);
-		if (!production) return;
-		const { url, record } = production;
-		// a renewal a day old no longer says that a new secret does not help
-		if (memory.renewed && transportClock().now() - memory.renewed.at > RENEWAL_HOLDS_MS)
-			delete memory.renewed;
-		let found: Look;
-		try {
-			found = await look(ctx, record.endpointId, memory.judgedUpTo);
-			failingSince = undefined;
-		} catch (error) {
-			const failure = readFailure(error);
-			const now = transportClock().now();
-			if (failure.status === 401 || failure.status === 403) {
-				stop(keyRefused(ctx, failure.status, failure.message));
-			} else if (isTransient(failure) || failure.status === undefined) {
-				failingSince ??= now;
-				if (now - failingSince >= WATCH_GIVES_UP_MS) stop(unreachable(ctx, failure.message));
-			} else {
-				ctx.logger.warn(`Marketplace Trigger could not read its endpoint: ${failure.message}`);
-			}
-			return;
-		}
-		const { action, judgedUpTo } = judgeLook(found, memory);
-		if (judgedUpTo !== undefined) memory.judgedUpTo = judgedUpTo;
-		await act(ctx, action, { url, record, memory, check, stop });
-	};
-
-	ctx.helpers.registerCron({ expression: watchCron(minutes) }, () => {
-		if (looking || stopped) return;
-		looking = true;
-		void once()
-			.catch((error: Error) =>
-				ctx.logger.warn(`Marketplace Trigger's watch failed: ${error.message}`),
-			)
-			.finally(() => (looking = false));
-	});
+/** The option Watch Every, in minutes (0: off). */
+export function watchMinutes(options: { watchEvery?: unknown }): number {
+	const minutes = Number(options.watchEvery ?? DEFAULT_WATCH_MINUTES);
+	return Number.isFinite(minutes) && minutes > 0
+		? Math.min(Math.round(minutes), MAX_WATCH_MINUTES)
+		: 0;
 }
 
-/** Does what a look called for. */
+/**
+ * The node's Poll Times, which n8n reads to schedule poll(): from the option Watch Every (none when
+ * off). A hidden parameter whose value is this expression.
+ */
+export const POLL_TIMES_EXPRESSION =
+	'={{ (m => m <= 0 ? [] : m >= 60 ? [{ mode: "everyHour", minute: 0 }] : [{ mode: "everyX", value: m, unit: "minutes" }])' +
+	`(Math.round(Number(($parameter.options || {}).watchEvery ?? ${DEFAULT_WATCH_MINUTES})) || 0) }}`;
+
+/**
+ * poll() of the node: one look. Returns the check to run, or null (no execution). Throws what the
+ * user must know (the trigger's error).
+ */
+export async function watch(ctx: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+	if (ctx.getMode() === 'manual') return null;
+	const options = ctx.getNodeParameter('options', {}) as { watchEvery?: unknown };
+	if (watchMinutes(options) === 0) return null;
+	const staticData = ctx.getWorkflowStaticData('node');
+	const production = productionRecord(staticData);
+	if (!production) return null;
+	const { url, record } = production;
+
+	let memory = memories.get(staticData);
+	if (!memory) {
+		// the first look is the one n8n makes when it activates the workflow
+		memory = { startedAt: transportClock().now() };
+		if (record.renewed) memory.renewed = record.renewed;
+		memories.set(staticData, memory);
+	}
+	const now = transportClock().now();
+	// a renewal a day old no longer says that a new secret does not help
+	if (memory.renewed && now - memory.renewed.at > RENEWAL_HOLDS_MS) delete memory.renewed;
+
+	let found: Look;
+	try {
+		found = await look(ctx, record.endpointId, memory.judgedUpTo);
+		delete memory.failingSince;
+	} catch (error) {
+		const failure = readFailure(error);
+		ctx.logger.warn(`Marketplace Trigger's watch could not read the service: ${failure.message}`);
+		if (failure.status === 401 || failure.status === 403)
+			throw keyRefused(ctx, failure.status, failure.message);
+		if (isTransient(failure) || failure.status === undefined) {
+			memory.failingSince ??= now;
+			if (now - memory.failingSince >= WATCH_GIVES_UP_MS) {
+				delete memory.failingSince;
+				throw unreachable(ctx, failure.message);
+			}
+		}
+		return null;
+	}
+	const { action, judgedUpTo } = judgeLook(found, memory);
+	if (judgedUpTo !== undefined) memory.judgedUpTo = judgedUpTo;
+	const check = await act(ctx, action, { url, record, memory });
+	return check ? [[{ json: check }]] : null;
+}
+
+/** Does what a look called for; returns the check to run, if any. */
 async function act(
-	ctx: ITriggerFunctions,
+	ctx: IPollFunctions,
 	action: WatchAction,
-	at: {
-		url: string;
-		record: EndpointRecord;
-		memory: WatchMemory;
-		check: Check;
-		stop: (error: Error) => void;
-	},
-): Promise<void> {
-	const { url, record, memory, check } = at;
+	at: { url: string; record: EndpointRecord; memory: WatchMemory },
+): Promise<IDataObject | undefined> {
+	const { url, record, memory } = at;
 	const staticData = ctx.getWorkflowStaticData('node');
 	const now = transportClock().now();
 	switch (action.kind) {
 		case 'none':
-			return;
+			return undefined;
 		case 'check':
 			// without the catch-up there is nothing to run: the service retries the delivery itself
-			if (catchUpApplies(triggerParameter(ctx))) check('missed-delivery');
-			return;
+			return catchUpApplies(parameterOf(ctx))
+				? checkItem(staticData, 'missed-delivery')
+				: undefined;
 		case 'renewSecret': {
 			const secret = await rotateSecret(ctx, record.endpointId, WATCH_TRANSPORT);
 			memory.renewed = { at: now, afterDeliveryId: memory.judgedUpTo ?? 0 };
@@ -269,15 +273,13 @@ async function act(
 			ctx.logger.warn(
 				`Marketplace Trigger: the service's deliveries were refused (401), so the signing secret of endpoint ${record.endpointId} was rotated elsewhere; the trigger took a new one`,
 			);
-			// emit saves the static data (the new secret) before the run
-			return check('new-secret');
+			// the check's emit saves the static data (the new secret) before its run
+			return checkItem(staticData, 'new-secret');
 		}
 		case 'refusedAfterRenewal':
-			return at.stop(
-				new NodeOperationError(
-					ctx.getNode(),
-					"The Marketplace service's deliveries to this trigger are refused (HTTP 401) although the trigger took a new signing secret: something changes them on the way (a proxy that rewrites the request body or its headers), or this n8n's clock is more than 5 minutes off. Fix that, then publish the workflow again; the service retries each delivery for about 42 hours, and orders missed meanwhile are caught up.",
-				),
+			throw new NodeOperationError(
+				ctx.getNode(),
+				"The Marketplace service's deliveries to this trigger are refused (HTTP 401) although the trigger took a new signing secret: something changes them on the way (a proxy that rewrites the request body or its headers), or this n8n's clock is more than 5 minutes off. Fix that, then publish the workflow again; the service retries each delivery for about 42 hours, and orders missed meanwhile are caught up.",
 			);
 		case 'enable': {
 			await apiRequest.call(
@@ -290,7 +292,7 @@ async function act(
 				},
 				WATCH_TRANSPORT,
 			);
-			return check('enabled-again', disabledNotice(action.disabledSince, now));
+			return checkItem(staticData, 'enabled-again', disabledNotice(action.disabledSince, now));
 		}
 		case 'register': {
 			const { endpoint, secret } = await registerEndpoint(ctx, url);
@@ -300,12 +302,12 @@ async function act(
 			ctx.logger.warn(
 				`Marketplace Trigger: webhook endpoint ${record.endpointId} was gone at the service; registered ${url} again as endpoint ${endpoint.id}`,
 			);
-			return check('registered-again');
+			return checkItem(staticData, 'registered-again');
 		}
 	}
 }
 
-function keyRefused(ctx: ITriggerFunctions, status: number, detail: string): NodeApiError {
+function keyRefused(ctx: IPollFunctions, status: number, detail: string): NodeApiError {
 	const message =
 		status === 401
 			? "The Marketplace service refuses the API key of this trigger's credential (401: missing, unknown or revoked). Put a valid key into the credential; until then missed orders and refused deliveries are not looked after."
@@ -316,7 +318,7 @@ function keyRefused(ctx: ITriggerFunctions, status: number, detail: string): Nod
 	});
 }
 
-function unreachable(ctx: ITriggerFunctions, detail: string): NodeApiError {
+function unreachable(ctx: IPollFunctions, detail: string): NodeApiError {
 	return nodeApiError(ctx.getNode(), { message: detail } as JsonObject, {
 		message: `The Marketplace service has not answered this trigger for ${WATCH_GIVES_UP_MS / 60_000} minutes (${detail}). Deliveries and missed orders are not looked after meanwhile; n8n tries the trigger again.`,
 	});

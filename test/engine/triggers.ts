@@ -683,6 +683,8 @@ export class TriggerHarness extends TriggerBase {
 	private readonly inFlight = new Set<Promise<unknown>>();
 	private readonly inFlightIds = new Set<string>();
 	private triggerResponse?: ITriggerResponse;
+	/** The Workflow trigger() and poll() run on while the workflow is active. */
+	private activeWorkflow?: Workflow;
 	private executionCount = 0;
 
 	constructor(opts: TriggerHarnessOptions) {
@@ -1116,34 +1118,8 @@ export class TriggerHarness extends TriggerBase {
 		activation: WorkflowActivateMode = 'activate',
 	): Promise<ITriggerResponse | undefined> {
 		if (this.triggerResponse) throw new UnexpectedError('The trigger is already started');
-		const workflow = this.loadWorkflow();
-		const emit: ITriggerFunctions['emit'] = (
-			data,
-			responsePromise,
-			donePromise,
-			deduplicationKey,
-		) => {
-			this.saveStaticData(workflow);
-			void this.track(
-				(async () => {
-					if (deduplicationKey !== undefined) {
-						if (this.database.executionDeduplicationKeys.has(deduplicationKey)) {
-							this.duplicateEmits.push({ data, deduplicationKey });
-							donePromise?.resolve(undefined as unknown as IRun);
-							return;
-						}
-						this.database.executionDeduplicationKeys.add(deduplicationKey);
-					}
-					const execution = await this.execute('trigger', 'trigger', data, {
-						deduplicationKey,
-						...(responsePromise ? { responsePromise } : {}),
-					});
-					donePromise?.resolve(execution.run!);
-				})().catch((error: Error) => {
-					this.errors.push(error);
-				}),
-			);
-		};
+		const workflow = (this.activeWorkflow = this.loadWorkflow());
+		const emit = this.emitOf(workflow);
 		const response = await Container.get(TriggersAndPollers).runTriggerFunction(
 			workflow,
 			this.node,
@@ -1165,13 +1141,84 @@ export class TriggerHarness extends TriggerBase {
 		);
 		this.saveStaticData(workflow);
 		this.triggerResponse = response ?? {};
+		// n8n starts a node's trigger(), then its poll(), whose first poll it makes at once
+		if (this.nodeType.poll) await this.poll(activation, true);
 		return response;
+	}
+
+	/**
+	 * One poll of the node, as n8n polls an active workflow's poll node: n8n-core's PollTriggerExecutor
+	 * with a PollContext (mode 'trigger') on the same Workflow as trigger() (n8n activates a node's
+	 * trigger() and poll() on one Workflow). What it emits starts a run as trigger()'s emit does; what
+	 * it throws is the trigger's error (emitError), or at activation (`atActivation`) the activation's.
+	 */
+	async poll(activation: WorkflowActivateMode = 'activate', atActivation = false): Promise<void> {
+		const workflow = (this.activeWorkflow ??= this.loadWorkflow());
+		const emit = this.emitOf(workflow);
+		const context = new PollContext(
+			workflow,
+			this.node,
+			this.additionalData(),
+			'trigger',
+			activation,
+			(data: INodeExecutionData[][]) => emit(data),
+			(error: Error) => this.triggerErrors.push({ kind: 'emitError', error }),
+		);
+		const run = Container.get(PollTriggerExecutor).create(workflow, this.node, context, () => true);
+		try {
+			await run(atActivation);
+		} catch (error) {
+			this.triggerErrors.push({ kind: 'emitError', error: error as Error });
+		}
+	}
+
+	/** A parameter of the node as n8n reads it when it activates the workflow (expressions resolved). */
+	nodeParameter(name: string): unknown {
+		const workflow = this.loadWorkflow();
+		return new PollContext(
+			workflow,
+			this.node,
+			this.additionalData(),
+			'trigger',
+			'activate',
+		).getNodeParameter(name);
+	}
+
+	/**
+	 * TriggerExecutionContextFactory's emit: save the trigger Workflow's static data (that Workflow
+	 * lives as long as the trigger), then run the start node with the emitted data (mode 'trigger')
+	 * unless an execution already has the emit's deduplication key (recorded in `duplicateEmits`).
+	 */
+	private emitOf(workflow: Workflow): ITriggerFunctions['emit'] {
+		return (data, responsePromise, donePromise, deduplicationKey) => {
+			this.saveStaticData(workflow);
+			void this.track(
+				(async () => {
+					if (deduplicationKey !== undefined) {
+						if (this.database.executionDeduplicationKeys.has(deduplicationKey)) {
+							this.duplicateEmits.push({ data, deduplicationKey });
+							donePromise?.resolve(undefined as unknown as IRun);
+							return;
+						}
+						this.database.executionDeduplicationKeys.add(deduplicationKey);
+					}
+					const execution = await this.execute('trigger', 'trigger', data, {
+						deduplicationKey,
+						...(responsePromise ? { responsePromise } : {}),
+					});
+					donePromise?.resolve(execution.run!);
+				})().catch((error: Error) => {
+					this.errors.push(error);
+				}),
+			);
+		};
 	}
 
 	/** Deactivation: the closeFunction trigger() returned (n8n-core wraps it in the Workflow's isolate). */
 	async stopTrigger(): Promise<void> {
 		const response = this.triggerResponse;
 		this.triggerResponse = undefined;
+		this.activeWorkflow = undefined;
 		await response?.closeFunction?.();
 	}
 

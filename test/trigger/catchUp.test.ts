@@ -22,7 +22,6 @@ import {
 	ranMark,
 	windowStart,
 } from '../../nodes/MarketplaceTrigger/marks';
-import { DEFAULT_WATCH_MINUTES, watchCron } from '../../nodes/MarketplaceTrigger/watch';
 import { isoSeconds } from '../../nodes/shared/transport/queryEncoding';
 import { processedDataHash, type HarnessExecution } from '../engine/triggers';
 import {
@@ -311,7 +310,7 @@ test.each([
 	['Catch Up Missed Orders off', ['order.created'], { catchUpMissedOrders: false }],
 	['Order Created not subscribed', ['order.cancelled'], {}],
 ])(
-	'%s: trigger() emits no check, reads no order and saves no startedAt; the watch is registered all the same',
+	'%s: trigger() emits no check, reads no order and saves no startedAt',
 	async (_, eventTypes, options) => {
 		const { apiKey, brandId } = await bench.user();
 		const t = await bench.trigger(apiKey, { eventTypes, options });
@@ -321,10 +320,7 @@ test.each([
 		await startAgain(t);
 		expect(response).toEqual({});
 		expect(t.executions).toHaveLength(0);
-		expect(registeredCrons()).toEqual([
-			watchCron(DEFAULT_WATCH_MINUTES),
-			watchCron(DEFAULT_WATCH_MINUTES),
-		]);
+		expect(registeredCrons()).toEqual([]);
 		expect(await readsSince(apiKey, since)).toEqual([]);
 		expect(t.staticData.startedAt).toBeUndefined();
 	},

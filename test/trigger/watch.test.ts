@@ -1,27 +1,26 @@
 /**
- * The watch (watch.ts): n8n's cron (option Watch Every, 5 minutes by default) has trigger() read the
- * service's record of its endpoint and deliveries, and act on that record only. In n8n-core's real
- * engine against the sandbox over HTTP, n8n's scheduler replaced by one a test ticks (helpers.ts
- * `tickCrons`), on one clock for the trigger and the sandbox (helpers.ts `SharedClock`).
+ * The watch (watch.ts): n8n polls the trigger (its poll(), Poll Times set from the option Watch Every,
+ * 5 minutes by default), which reads the service's record of its endpoint and deliveries and acts on
+ * that record only. In n8n-core's real engine against the sandbox over HTTP: each look is one poll as
+ * n8n's PollTriggerExecutor runs it on the trigger's Workflow (the harness's `poll`), on one clock for
+ * the trigger and the sandbox (helpers.ts `SharedClock`).
  */
 import type { IDataObject } from 'n8n-workflow';
+import { Expression } from 'n8n-workflow';
 
 import { CHECK_FIELD } from '../../nodes/MarketplaceTrigger/catchUp';
 import type { DeliveryRecord } from '../../nodes/MarketplaceTrigger/deliveryRecord';
 import {
 	DEFAULT_WATCH_MINUTES,
 	judgeLook,
-	watchCron,
 	WATCH_GIVES_UP_MS,
 } from '../../nodes/MarketplaceTrigger/watch';
 import {
 	caughtUp,
 	publishedTrigger,
 	recordOf,
-	registeredCrons,
 	settle,
 	sharedClockSuite,
-	tickCrons,
 	type TriggerHarness,
 } from './helpers';
 
@@ -29,13 +28,10 @@ const { bench, shared } = sharedClockSuite();
 
 const MINUTE_MS = 60_000;
 
-/** The watch's interval passes and n8n's cron fires; what it started ends. */
+/** The watch's interval passes and n8n polls; the run it started ends. */
 async function tick(t: TriggerHarness, ms = DEFAULT_WATCH_MINUTES * MINUTE_MS): Promise<void> {
 	await shared.advance(ms);
-	tickCrons();
-	await settle(t);
-	// the look's requests and the run it emitted
-	await new Promise((r) => setTimeout(r, 150));
+	await t.poll();
 	await settle(t);
 }
 
@@ -68,14 +64,22 @@ const watchReads = async (apiKey: string, since: number) =>
 		(r) => r.route === 'getWebhookEndpoint' || r.route === 'listWebhookDeliveries',
 	);
 
-test('n8n cron every 5 minutes by default, every 15 with 15, none with 0', async () => {
-	const { apiKey } = await bench.user();
-	await (await bench.trigger(apiKey)).startTrigger();
-	expect(registeredCrons()).toEqual(['0 */5 * * * *']);
-	await (await bench.trigger(apiKey, { options: { watchEvery: 15 } })).startTrigger();
-	await (await bench.trigger(apiKey, { options: { watchEvery: 0 } })).startTrigger();
-	expect(registeredCrons()).toEqual(['0 */5 * * * *', '0 */15 * * * *']);
-	expect(watchCron(60)).toBe('0 0 * * * *');
+test('Poll Times follow Watch Every: every 5 minutes by default, every 15 with 15, hourly with 60, none with 0; a poll with the watch off reads nothing', async () => {
+	const pollTimes = async (options: IDataObject) => {
+		const { apiKey } = await bench.user();
+		const t = await bench.trigger(apiKey, { options });
+		return t.nodeParameter('pollTimes');
+	};
+	expect(await pollTimes({})).toEqual({ item: [{ mode: 'everyX', value: 5, unit: 'minutes' }] });
+	expect(await pollTimes({ watchEvery: 15 })).toEqual({
+		item: [{ mode: 'everyX', value: 15, unit: 'minutes' }],
+	});
+	expect(await pollTimes({ watchEvery: 60 })).toEqual({ item: [{ mode: 'everyHour', minute: 0 }] });
+	expect(await pollTimes({ watchEvery: 0 })).toEqual({ item: [] });
+	const { apiKey, t } = await publishedTrigger(bench, { options: { watchEvery: 0 } });
+	const since = await bench.lastSeq();
+	await t.poll();
+	expect(await watchReads(apiKey, since)).toEqual([]);
 });
 
 test('all well: steady deliveries answered 2xx, then quiet: the watch starts no execution and reads the service twice a look', async () => {
@@ -149,9 +153,7 @@ test("refused again after its new secret (the service's clock 10 minutes ahead):
 	await settle(t);
 	const skewedTick = async () => {
 		await shared.advance(DEFAULT_WATCH_MINUTES * MINUTE_MS, ahead);
-		tickCrons();
-		await settle(t);
-		await new Promise((r) => setTimeout(r, 150));
+		await t.poll();
 		await settle(t);
 	};
 	await skewedTick();
@@ -221,11 +223,7 @@ test("a revoked API key is the trigger's error at the next look; a service unrea
 	down.t.credentialsHelper.setCredentials({
 		marketplaceApi: { baseUrl: 'http://127.0.0.1:1', apiKey: down.apiKey },
 	});
-	// each look's read is tried twice, a second apart (real time here): one look ends before the next
-	const look = async () => {
-		await tick(down.t);
-		await new Promise((r) => setTimeout(r, 1_500));
-	};
+	const look = async () => await tick(down.t);
 	for (let n = 0; n < WATCH_GIVES_UP_MS / (DEFAULT_WATCH_MINUTES * MINUTE_MS); n++) await look();
 	expect(down.t.triggerErrors).toEqual([]);
 	await look();
@@ -282,5 +280,30 @@ describe('judgeLook (pure)', () => {
 			{ startedAt: 1_000 },
 		);
 		expect(first).toEqual({ action: { kind: 'none' }, judgedUpTo: 12 });
+	});
+});
+
+describe("under n8n's vm expression engine (n8n 2.41's default)", () => {
+	afterEach(async () => await Expression.disposeExpressionEngine());
+
+	test('a look authenticates its reads: n8n holds an isolate for a poll (a cron callback of trigger() gets none)', async () => {
+		const { apiKey, brandId, t, endpoint } = await publishedTrigger(bench);
+		await t.startTrigger();
+		// the activation above ran without it; from here expressions need an isolate, as in n8n 2.41
+		await Expression.initExpressionEngine({
+			engine: 'vm',
+			poolSize: 1,
+			maxCodeCacheSize: 1024,
+			bridgeTimeout: 5000,
+			bridgeMemoryLimit: 128,
+			lazyAcquire: false,
+		});
+		await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/proxy-drops-it');
+		const dropped = (await bench.control.createOrder({ brandId })).order.id;
+		const since = await bench.lastSeq();
+		await tick(t);
+		expect((await watchReads(apiKey, since)).map((r) => r.status)).toEqual([200, 200]);
+		expect(t.triggerErrors).toEqual([]);
+		expect(caughtUp(t)).toEqual([dropped]);
 	});
 });
