@@ -11,6 +11,7 @@ import { MarketplaceApi } from '../../credentials/MarketplaceApi.credentials';
 import { MarketplacePollingTrigger } from '../../nodes/MarketplacePollingTrigger/MarketplacePollingTrigger.node';
 import { useSteppedClock } from '../action/clock';
 import { createPollHarness } from '../engine/harness';
+import { initN8nVmEngine } from '../engine/vmEngine';
 import { startSandbox, type SandboxHandle } from '../sandbox';
 
 let sandbox: SandboxHandle;
@@ -25,15 +26,7 @@ describe.each([
 	['N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true', true],
 ])('%s', (_name, lazyAcquire) => {
 	beforeAll(async () => {
-		// n8n 2.41.1's defaults (expression-engine config), as `n8n start` initialises the engine
-		await Expression.initExpressionEngine({
-			engine: 'vm',
-			poolSize: 1,
-			maxCodeCacheSize: 1024,
-			bridgeTimeout: 5000,
-			bridgeMemoryLimit: 128,
-			lazyAcquire,
-		});
+		await initN8nVmEngine(lazyAcquire);
 	});
 	afterAll(async () => await Expression.disposeExpressionEngine());
 

@@ -15,6 +15,7 @@ import {
 	judgeLook,
 	WATCH_GIVES_UP_MS,
 } from '../../nodes/MarketplaceTrigger/watch';
+import { initN8nVmEngine } from '../engine/vmEngine';
 import {
 	caughtUp,
 	publishedTrigger,
@@ -290,14 +291,7 @@ describe("under n8n's vm expression engine (n8n 2.41's default)", () => {
 		const { apiKey, brandId, t, endpoint } = await publishedTrigger(bench);
 		await t.startTrigger();
 		// the activation above ran without it; from here expressions need an isolate, as in n8n 2.41
-		await Expression.initExpressionEngine({
-			engine: 'vm',
-			poolSize: 1,
-			maxCodeCacheSize: 1024,
-			bridgeTimeout: 5000,
-			bridgeMemoryLimit: 128,
-			lazyAcquire: false,
-		});
+		await initN8nVmEngine();
 		await bench.control.setEndpointUrl(endpoint.id, 'http://127.0.0.1:1/proxy-drops-it');
 		const dropped = (await bench.control.createOrder({ brandId })).order.id;
 		const since = await bench.lastSeq();
