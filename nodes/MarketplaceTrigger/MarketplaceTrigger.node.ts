@@ -5,8 +5,6 @@ import type {
 	INodeType,
 	INodeTypeDescription,
 	IPollFunctions,
-	ITriggerFunctions,
-	ITriggerResponse,
 	IWebhookFunctions,
 	IWebhookResponseData,
 } from 'n8n-workflow';
@@ -14,7 +12,6 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { EVENT_TYPE_OPTIONS } from '../shared/routes';
 import { namesSubtitle, optionNames } from '../shared/subtitle';
-import { startCheck } from './catchUp';
 import {
 	checkEndpointExists,
 	createEndpoint,
@@ -24,7 +21,7 @@ import {
 } from './lifecycle';
 import { DEFAULT_HISTORY_SIZE, MAX_HISTORY_SIZE, MIN_HISTORY_SIZE } from './once';
 import { receive } from './receive';
-import { runItems } from './run';
+import { admitItems } from './run';
 import { DEFAULT_WATCH_MINUTES, MAX_WATCH_MINUTES, POLL_TIMES_EXPRESSION, watch } from './watch';
 
 export class MarketplaceTrigger implements INodeType {
@@ -181,18 +178,13 @@ export class MarketplaceTrigger implements INodeType {
 
 	/** The start of each run: the check's orders read, and each event and order let through once (run.ts). */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await runItems(this, this.continueOnFail());
-	}
-
-	/** When the workflow starts: the check for missed orders (catchUp.ts). */
-	async trigger(this: ITriggerFunctions): Promise<ITriggerResponse> {
-		if (this.getMode() !== 'manual') startCheck(this);
-		return {};
+		return await admitItems(this, this.continueOnFail());
 	}
 
 	/**
-	 * The watch, every Watch Every minutes (n8n's Poll Times, set from that option): the service's record
-	 * of the endpoint, and a check only when it shows something to mend (watch.ts).
+	 * When the workflow starts (n8n's first poll of an activation): the check for missed orders
+	 * (catchUp.ts). Then every Watch Every minutes (n8n's Poll Times, set from that option): the watch on
+	 * the service's record of the endpoint, a check only when it shows something to mend (watch.ts).
 	 */
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		return await watch(this);

@@ -3,23 +3,17 @@
  * (n8n was down or unreachable, a proxy dropped it, the service disabled the endpoint). The service's
  * own advice for a gap: list the orders with a start date covering it.
  *
- * n8n runs the check: trigger() emits one check item when the workflow starts (n8n starts, or the
- * workflow is published), and the watch emits one when the service's record shows a delivery that
- * failed (watch.ts). The check's run reads the orders in its execute() (`caughtUpOrders`), and each
- * order goes through the same store as every delivery (once.ts): an order that ran, by its event or an
- * earlier check, outputs nothing, and its late event outputs nothing too.
+ * n8n runs the check: the node's first poll when the workflow starts (n8n starts, or the workflow is
+ * published) returns one check item (`startCheck`), and so does the watch when the service's record
+ * shows a delivery that failed (watch.ts). The check's run reads the orders in its execute()
+ * (`caughtUpOrders`), and each order goes through the same store as every delivery (once.ts): an order
+ * that ran, by its event or an earlier check, outputs nothing, and its late event outputs nothing too.
  *
  * Where a check reads from is the cursor's to say (marks.ts): from 15 minutes before the newest hour
  * in which the workflow ran something, at most 48 hours back, never before the workflow's first start
- * (`startedAt`, the one thing trigger() keeps in the static data besides the endpoint record).
+ * (`startedAt`, the one thing the checks keep in the static data besides the endpoint record).
  */
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	IPollFunctions,
-	ITriggerFunctions,
-	JsonObject,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, IPollFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
 import { normaliseEventTypes } from '../shared/routes';
@@ -30,7 +24,7 @@ import { closeGaps, leaveGap, readCursor } from './marks';
 import { ORDER_CREATED } from './once';
 import { productionRecord, writeRecord } from './secrets';
 
-/** The field of the item trigger() emits for a check: why it checks. */
+/** The field of the item poll() returns for a check: why it checks. */
 export const CHECK_FIELD = 'marketplaceCheck';
 
 interface CheckOptions {
@@ -45,9 +39,9 @@ export function catchUpApplies(parameter: (name: string, fallback: unknown) => u
 	return options.catchUpMissedOrders !== false && subscribed.includes(ORDER_CREATED);
 }
 
-/** The parameters of trigger(), poll() and execute() (the first item's), for `catchUpApplies`. */
+/** The parameters of poll() and of execute() (the first item's), for `catchUpApplies`. */
 export const parameterOf =
-	(ctx: ITriggerFunctions | IPollFunctions) =>
+	(ctx: IPollFunctions) =>
 	(name: string, fallback: unknown): unknown =>
 		ctx.getNodeParameter(name, fallback);
 export const runParameter =
@@ -62,27 +56,28 @@ export function disabledNotice(from: string | undefined, toMs: number): string {
 }
 
 /**
- * The item of one check, `{marketplaceCheck: reason, startedAt, until}`, which execute() turns into the
+ * The item of one check, `{marketplaceCheck: reason, firstStartedAt, until}`, which execute() turns into the
  * missed orders (`caughtUpOrders`); `notice`, when given, reaches the workflow with its run.
- * `startedAt` is the workflow's first start, the one thing the checks keep in the static data.
+ * `firstStartedAt` is the workflow's first start (the static data's `startedAt`, the one thing the
+ * checks keep there).
  */
 export function checkItem(staticData: IDataObject, reason: string, notice?: string): IDataObject {
 	const first = staticData.startedAt;
 	return {
 		[CHECK_FIELD]: reason,
-		...(typeof first === 'number' ? { startedAt: new Date(first).toISOString() } : {}),
+		...(typeof first === 'number' ? { firstStartedAt: new Date(first).toISOString() } : {}),
 		until: new Date(transportClock().now()).toISOString(),
 		...(notice ? { notice } : {}),
 	};
 }
 
 /**
- * The check when the workflow starts (n8n starts, or it is published), none at its first start (which
- * only notes `startedAt`, while the catch-up applies; n8n saves it after trigger() returns):
- * deliveries n8n accepted before a crash may not have run. It also carries the notice the activation
- * left (the endpoint was Disabled), which then is removed.
+ * The check when the workflow starts (n8n starts, or it is published: the first poll of an activation,
+ * watch.ts), none at its first start, which only notes `startedAt` while the catch-up applies (n8n saves
+ * the static data after the activation): deliveries n8n accepted before a crash may not have run. It
+ * also carries the notice the activation left (the endpoint was Disabled), which then is removed.
  */
-export function startCheck(ctx: ITriggerFunctions): void {
+export function startCheck(ctx: IPollFunctions): IDataObject | undefined {
 	const staticData = ctx.getWorkflowStaticData('node');
 	const applies = catchUpApplies(parameterOf(ctx));
 	const firstStart = typeof staticData.startedAt !== 'number';
@@ -96,12 +91,11 @@ export function startCheck(ctx: ITriggerFunctions): void {
 		writeRecord(staticData, production.url, told);
 	}
 	const notice = period ? disabledNotice(period.from, Date.parse(period.to)) : undefined;
-	if ((!firstStart && applies) || notice)
-		ctx.emit([[{ json: checkItem(staticData, 'start', notice) }]]);
+	return (!firstStart && applies) || notice ? checkItem(staticData, 'start', notice) : undefined;
 }
 
 /**
- * The check an item of trigger() or poll() asks for: the orders created since its window began, oldest first, each as an
+ * The check an item of poll() asks for: the orders created since its window began, oldest first, each as an
  * order.created item marked `caughtUp`; whether each runs is once.ts's to decide. Throws what the
  * transport throws.
  */
@@ -112,9 +106,9 @@ export async function caughtUpOrders(
 	historySize: number,
 ): Promise<IDataObject[]> {
 	const until = Date.parse(String(check.until));
-	const startedAt = Date.parse(String(check.startedAt));
-	if (!Number.isFinite(until) || !Number.isFinite(startedAt)) return [];
-	const { since, gaps } = await readCursor(ctx, until, startedAt, historySize);
+	const firstStartedAt = Date.parse(String(check.firstStartedAt));
+	if (!Number.isFinite(until) || !Number.isFinite(firstStartedAt)) return [];
+	const { since, gaps } = await readCursor(ctx, until, firstStartedAt, historySize);
 	let orders: IDataObject[];
 	try {
 		orders = await readAll.call(ctx, {

@@ -1,6 +1,6 @@
 /**
  * The catch-up's cursor: how far the workflow has caught up, kept as marks in once.ts's store (its
- * key table names them). Every published run records the mark of the hour it ran in (`ranMark`, with
+ * key table names them). Every published run records the mark of the hour it ran in (`activeHourMark`, with
  * its own keys, run.ts); a check reads the marks (`readCursor`) to know where its window begins; a
  * check whose read fails leaves a gap mark (`leaveGap`) so the next reads from there, and the check
  * that read it removes it (`closeGaps`).
@@ -20,7 +20,7 @@ const HOUR_MS = 3_600_000;
 const utcHour = (ms: number) => new Date(ms).toISOString().slice(0, 13);
 
 /** The mark a published run records with its keys: the workflow ran something in the hour of `nowMs` (UTC). */
-export function ranMark(nowMs: number): string {
+export function activeHourMark(nowMs: number): string {
 	return `hour:${utcHour(nowMs)}`;
 }
 
@@ -39,11 +39,11 @@ export function windowStart(
 	marks: { ran: number[]; gaps: number[] },
 	checkHour: number,
 	until: number,
-	startedAt: number,
+	firstStartedAt: number,
 ): number {
 	const lastRan = marks.ran.find((hour) => hour < checkHour);
 	const fromRuns = lastRan === undefined ? until - LOOKED_BACK_MS : lastRan - CHECK_MARGIN_MS;
-	return Math.max(Math.min(fromRuns, ...marks.gaps), until - LOOKED_BACK_MS, startedAt);
+	return Math.max(Math.min(fromRuns, ...marks.gaps), until - LOOKED_BACK_MS, firstStartedAt);
 }
 
 /**
@@ -54,7 +54,7 @@ export function windowStart(
 export async function readCursor(
 	ctx: IExecuteFunctions,
 	until: number,
-	startedAt: number,
+	firstStartedAt: number,
 	historySize: number,
 ): Promise<{ since: number; gaps: number[] }> {
 	// the check's own hour and the 48 before it, newest first
@@ -62,16 +62,16 @@ export async function readCursor(
 		{ length: LOOKED_BACK_MS / HOUR_MS + 1 },
 		(_, back) => (Math.floor(until / HOUR_MS) - back) * HOUR_MS,
 	);
-	const marks = [...hours.map(ranMark), ...hours.map(gapMark)];
+	const marks = [...hours.map(activeHourMark), ...hours.map(gapMark)];
 	const options = { mode: 'entries', maxEntries: historySize + marks.length } as const;
 	const found = await alone(ctx, async () => {
 		const result = await ctx.helpers.checkProcessedAndRecord(marks, 'node', options);
 		if (result.new.length > 0) await ctx.helpers.removeProcessed(result.new, 'node', options);
 		return new Set(result.processed.map(String));
 	});
-	const ran = hours.filter((hour) => found.has(ranMark(hour)));
+	const ran = hours.filter((hour) => found.has(activeHourMark(hour)));
 	const gaps = hours.filter((hour) => found.has(gapMark(hour)));
-	return { since: windowStart({ ran, gaps }, hours[0], until, startedAt), gaps };
+	return { since: windowStart({ ran, gaps }, hours[0], until, firstStartedAt), gaps };
 }
 
 /** Leaves the gap of a check that could not read from `sinceMs` on: the next check reads from there. */

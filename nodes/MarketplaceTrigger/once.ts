@@ -1,6 +1,6 @@
 /**
  * "Once": the one place that decides whether an item of the trigger runs the workflow. It lives in
- * the node's execute(), which n8n runs at the start of every run webhook() or trigger() starts (on
+ * the node's execute(), which n8n runs at the start of every run webhook() or poll() starts (on
  * the worker in queue mode), because only there does n8n offer its deduplication helper.
  *
  * The store: n8n's deduplication store, this node's row of the `processed_data` table (mode
@@ -10,7 +10,7 @@
  * | -------------------- | -------------------------------------------- | --------------------------- | ------------ |
  * | `order:<orderId>`    | this order ran (its order.created, or a check caught it up) | run.ts            | run.ts       |
  * | `event:<eventId>`    | this event ran (any other type)              | run.ts                      | run.ts       |
- * | `hour:<UTC hour>`    | the workflow ran something in this hour      | run.ts (`ranMark`, marks.ts) | marks.ts    |
+ * | `hour:<UTC hour>`    | the workflow ran something in this hour      | run.ts (`activeHourMark`, marks.ts) | marks.ts    |
  * | `gap:<UTC hour>`     | a check could not read from this hour on     | marks.ts                    | marks.ts     |
  *
  * `orderId` is `data.orderId` of the event; `eventId` its `id`, which the service also sends as the
@@ -18,15 +18,15 @@
  * it names the same order, and so does a check that caught it up, so that copy's run outputs nothing.
  * What n8n's store cannot promise: it reads and writes the row whole without a lock, so two processes
  * (queue-mode workers) recording at one instant can each find a key new, or one can drop the other's
- * key. Runs of one process take turns (`record`), so only separate processes can meet.
+ * key. Runs of one process take turns (`claim`), so only separate processes can meet.
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 /**
  * Keys the store keeps by default (option History Size; the oldest go first): a copy is recognised
- * while fewer keys came after it. n8n reads and writes the whole row for every write: about 0.3 ms of
- * CPU per event at 2,000 keys, 5 ms at 10,000 (test/bench/historySize.bench.ts).
+ * while fewer keys came after it. n8n reads and writes the whole row for every write: 0.6-0.8 ms of
+ * CPU per event at 2,000 keys, 1.9-3.2 ms at 5,000, 3.8-6.3 ms at 10,000, the bound (test/bench/historySize.bench.ts).
  */
 export const DEFAULT_HISTORY_SIZE = 2_000;
 export const MIN_HISTORY_SIZE = 100;
@@ -136,17 +136,17 @@ export async function alone<T>(ctx: IExecuteFunctions, work: () => Promise<T>): 
 }
 
 /** What recording found: the keys that are new, or the error the store gave. */
-export type Recorded = { fresh: Set<string> } | { error: Error };
+export type Claimed = { fresh: Set<string> } | { error: Error };
 
 /**
  * Records `keys` in n8n's deduplication store, in this run's turn (with the runs waiting beside it),
  * and returns those that were not there before. A key given twice counts once.
  */
-export async function record(
+export async function claim(
 	ctx: IExecuteFunctions,
 	keys: string[],
 	historySize: number,
-): Promise<Recorded> {
+): Promise<Claimed> {
 	const unique = [...new Set(keys)];
 	if (unique.length === 0) return { fresh: new Set() };
 	try {
@@ -165,7 +165,7 @@ export async function record(
  */
 export function itemsThatRun(
 	candidates: Array<{ json: IDataObject; from: number }>,
-	recorded: Recorded,
+	recorded: Claimed,
 ): INodeExecutionData[] {
 	const out: INodeExecutionData[] = [];
 	const taken = new Set<string>();

@@ -1,11 +1,11 @@
 /**
  * execute() of the Marketplace Trigger: n8n runs it at the start of every run that webhook() (one
- * event) or trigger() (one check) started, with the items they handed over.
+ * event) or poll() (one check) started, with the items they handed over.
  *
  * 1. a check item becomes the orders it caught up (catchUp.ts `caughtUpOrders`);
  * 2. in a published run, every event and order is recorded in n8n's deduplication store, and only
  *    those not recorded before go on (once.ts); with them goes the mark of the run's hour, which moves
- *    the catch-up's cursor (marks.ts `ranMark`). A run of the editor (a sample) records nothing;
+ *    the catch-up's cursor (marks.ts `activeHourMark`). A run of the editor (a sample) records nothing;
  * 3. a check's notice (the endpoint had been disabled) rides on the first item that goes on.
  */
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
@@ -13,10 +13,10 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { transportClock } from '../shared/transport/clock';
 import { catchUpApplies, caughtUpOrders, CHECK_FIELD, runParameter } from './catchUp';
-import { ranMark } from './marks';
-import { historySizeOf, itemsThatRun, keyOf, record } from './once';
+import { activeHourMark } from './marks';
+import { claim, historySizeOf, itemsThatRun, keyOf } from './once';
 
-export async function runItems(
+export async function admitItems(
 	ctx: IExecuteFunctions,
 	continueOnFail: boolean,
 ): Promise<INodeExecutionData[][]> {
@@ -52,8 +52,8 @@ export async function runItems(
 		];
 	const keys = candidates.map(({ json }) => keyOf(json));
 	// the catch-up's cursor moves with what ran; a check that failed leaves its hour unmarked (its gap says where to read from)
-	if (failed.length === 0) keys.push(ranMark(transportClock().now()));
-	const recorded = await record(ctx, keys, historySize);
+	if (failed.length === 0) keys.push(activeHourMark(transportClock().now()));
+	const recorded = await claim(ctx, keys, historySize);
 	if ('error' in recorded)
 		ctx.logger.warn(`Marketplace Trigger could not record its events: ${recorded.error.message}`);
 	return [withNotices(itemsThatRun(candidates, recorded), notices, failed)];

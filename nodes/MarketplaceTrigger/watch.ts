@@ -17,12 +17,14 @@
  * | the API key refused (401/403), or the service         | the trigger's error (n8n shows it on the workflow  |
  * | unreachable for WATCH_GIVES_UP_MS                     | and runs its error workflow)                       |
  *
- * Why poll() and not a cron of trigger(): n8n 2.41 holds an expression isolate for a poll, never for a
- * trigger()'s cron callback, and the credential's header is an expression (`=Bearer {{...}}`), so an
- * authenticated request from a cron callback fails ("No bridge acquired"). A check is what poll()
- * returns: n8n saves the static data (a new secret, a new endpoint) and starts a run, whose execute()
- * reads the missed orders (run.ts). The watch's memory lives in this process only: at a restart the
- * check at the start covers what came before.
+ * Why poll(), and no trigger(): n8n 2.41 holds an expression isolate for a poll, never for a callback of
+ * a cron trigger() registered, and the credential's header is an expression (`=Bearer {{...}}`), so an
+ * authenticated request from such a callback fails ("No bridge acquired"); and n8n 2.41's publication
+ * starts a node that has both twice (it lists the node once as a trigger node and once as a poll node).
+ * The first poll of an activation is the check at the start (catchUp.ts `startCheck`). A check is what
+ * poll() returns: n8n saves the static data (a new secret, a new endpoint) and starts a run, whose
+ * execute() reads the missed orders (run.ts). The watch's memory lives in this process, per activation:
+ * after a restart the check at the start covers what came before.
  */
 import type { IDataObject, INodeExecutionData, IPollFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
@@ -30,7 +32,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { transportClock } from '../shared/transport/clock';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
 import { isTransient, nodeApiError, readFailure } from '../shared/transport/transportErrors';
-import { catchUpApplies, checkItem, disabledNotice, parameterOf } from './catchUp';
+import { catchUpApplies, checkItem, disabledNotice, parameterOf, startCheck } from './catchUp';
 import { isPending, readDeliveryRecord, type DeliveryRecord } from './deliveryRecord';
 import { registerEndpoint } from './lifecycle';
 import {
@@ -71,8 +73,8 @@ export interface Look {
 export interface WatchMemory {
 	/** every delivery up to this id is judged; undefined before the first look */
 	judgedUpTo?: number;
-	/** deliveries created before this (Unix ms) are the start check's */
-	startedAt: number;
+	/** when this activation's watch began (Unix ms): deliveries created before are the start check's */
+	activatedAt: number;
 	/** the watch took a new secret for refused deliveries (within RENEWAL_HOLDS_MS) */
 	renewed?: { at: number; afterDeliveryId: number };
 }
@@ -101,7 +103,7 @@ export function judgeLook(
 	const baseline =
 		memory.judgedUpTo ??
 		oldestFirst
-			.filter((d) => d.createdAt === undefined || d.createdAt < memory.startedAt)
+			.filter((d) => d.createdAt === undefined || d.createdAt < memory.activatedAt)
 			.reduce((max, d) => Math.max(max, d.deliveryId), 0);
 	const fresh = oldestFirst.filter((d) => d.deliveryId > baseline);
 	// judged up to the first delivery not attempted yet (the next look judges it)
@@ -180,7 +182,13 @@ async function look(
  * What the watch remembers, per activation: keyed by the node's static data object, which lives as long
  * as the Workflow n8n activated (a new activation, a new memory; a removed one is collected).
  */
-const memories = new WeakMap<object, WatchMemory & { failingSince?: number }>();
+type Memory = WatchMemory & {
+	/** since when every look failed to read the service */
+	failingSince?: number;
+	/** the look under way */
+	looking?: Promise<INodeExecutionData[][] | null>;
+};
+const memories = new WeakMap<object, Memory>();
 
 /** The option Watch Every, in minutes (0: off). */
 export function watchMinutes(options: { watchEvery?: unknown }): number {
@@ -199,25 +207,49 @@ export const POLL_TIMES_EXPRESSION =
 	`(Math.round(Number(($parameter.options || {}).watchEvery ?? ${DEFAULT_WATCH_MINUTES})) || 0) }}`;
 
 /**
- * poll() of the node: one look. Returns the check to run, or null (no execution). Throws what the
- * user must know (the trigger's error).
+ * poll() of the node. n8n makes the first poll of an activation when it activates the workflow (n8n
+ * starts, or it is published): that one is the check at the start (catchUp.ts `startCheck`) and starts
+ * the watch's memory. Every later poll (Watch Every minutes) is one look. Returns the check to run, or
+ * null (no execution); throws what the user must know (the trigger's error).
  */
 export async function watch(ctx: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 	if (ctx.getMode() === 'manual') return null;
+	const staticData = ctx.getWorkflowStaticData('node');
+	let memory = memories.get(staticData);
+	if (!memory) {
+		memory = { activatedAt: transportClock().now() };
+		memories.set(staticData, memory);
+		const renewed = productionRecord(staticData)?.record.renewed;
+		if (renewed) memory.renewed = renewed;
+		const start = startCheck(ctx);
+		return start ? [[{ json: start }]] : null;
+	}
+	// n8n gives overlapping polls of one workflow one isolate and releases it when the first of them
+	// ends: a poll that finds a look under way waits for it and looks no more itself
+	if (memory.looking) {
+		await memory.looking.catch(() => undefined);
+		return null;
+	}
+	const looking = lookAndAct(ctx, staticData, memory);
+	memory.looking = looking;
+	try {
+		return await looking;
+	} finally {
+		delete memory.looking;
+	}
+}
+
+/** One look of the watch: read the service's record, judge it, act. */
+async function lookAndAct(
+	ctx: IPollFunctions,
+	staticData: IDataObject,
+	memory: Memory,
+): Promise<INodeExecutionData[][] | null> {
 	const options = ctx.getNodeParameter('options', {}) as { watchEvery?: unknown };
 	if (watchMinutes(options) === 0) return null;
-	const staticData = ctx.getWorkflowStaticData('node');
 	const production = productionRecord(staticData);
 	if (!production) return null;
 	const { url, record } = production;
-
-	let memory = memories.get(staticData);
-	if (!memory) {
-		// the first look is the one n8n makes when it activates the workflow
-		memory = { startedAt: transportClock().now() };
-		if (record.renewed) memory.renewed = record.renewed;
-		memories.set(staticData, memory);
-	}
 	const now = transportClock().now();
 	// a renewal a day old no longer says that a new secret does not help
 	if (memory.renewed && now - memory.renewed.at > RENEWAL_HOLDS_MS) delete memory.renewed;
@@ -298,7 +330,7 @@ async function act(
 			const { endpoint, secret } = await registerEndpoint(ctx, url);
 			writeRecord(staticData, url, { endpointId: endpoint.id, secret, production: true });
 			memory.judgedUpTo = undefined;
-			memory.startedAt = now;
+			memory.activatedAt = now;
 			ctx.logger.warn(
 				`Marketplace Trigger: webhook endpoint ${record.endpointId} was gone at the service; registered ${url} again as endpoint ${endpoint.id}`,
 			);

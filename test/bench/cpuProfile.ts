@@ -130,7 +130,7 @@ const SPLIT: Array<{
 			n.callFrame.url.includes('MarketplaceTrigger.node'),
 	},
 	{
-		name: "under this package's `execute` (runItems, once.ts, to the first await)",
+		name: "under this package's `execute` (admitItems, once.ts, to the first await)",
 		on: 'stack',
 		test: (n) =>
 			cat(n) === 'this package' &&

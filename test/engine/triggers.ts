@@ -1107,12 +1107,11 @@ export class TriggerHarness extends TriggerBase {
 	// -------------------------------------------------------------------------------------------
 
 	/**
-	 * Activates the node's trigger() as n8n's ActiveWorkflowManager does: n8n-core's
-	 * TriggersAndPollers.runTriggerFunction with a TriggerContext (mode 'trigger') whose emit is
-	 * TriggerExecutionContextFactory's: save the trigger Workflow's static data (that Workflow lives
-	 * as long as the trigger), then run the start node with the emitted data (mode 'trigger') unless
-	 * an execution already has the emit's deduplication key (recorded in `duplicateEmits`). The
-	 * static data is saved after trigger() returns, as ActiveWorkflowManager.add does.
+	 * Activates the node's non-webhook triggers as n8n does (n8n-core ActiveWorkflowTriggers
+	 * startTriggers): its trigger(), if it has one, through n8n-core's TriggersAndPollers.runTriggerFunction
+	 * with a TriggerContext (mode 'trigger') whose emit is TriggerExecutionContextFactory's (`emitOf`);
+	 * then, if it has a poll(), the poll n8n makes at activation (`poll`). The static data is saved
+	 * after each, as n8n saves it when the activation ends.
 	 */
 	async startTrigger(
 		activation: WorkflowActivateMode = 'activate',
@@ -1120,7 +1119,24 @@ export class TriggerHarness extends TriggerBase {
 		if (this.triggerResponse) throw new UnexpectedError('The trigger is already started');
 		const workflow = (this.activeWorkflow = this.loadWorkflow());
 		const emit = this.emitOf(workflow);
-		const response = await Container.get(TriggersAndPollers).runTriggerFunction(
+		const response = this.nodeType.trigger
+			? await this.runTrigger(workflow, emit, activation)
+			: undefined;
+		this.saveStaticData(workflow);
+		this.triggerResponse = response ?? {};
+		// n8n starts a node's trigger(), then its poll(), whose first poll it makes at once
+		if (this.nodeType.poll) await this.poll(activation, true);
+		// n8n saves the static data when the activation ends
+		this.saveStaticData(workflow);
+		return response;
+	}
+
+	private async runTrigger(
+		workflow: Workflow,
+		emit: ITriggerFunctions['emit'],
+		activation: WorkflowActivateMode,
+	): Promise<ITriggerResponse | undefined> {
+		return await Container.get(TriggersAndPollers).runTriggerFunction(
 			workflow,
 			this.node,
 			(wf, node, additionalData, mode, act) =>
@@ -1139,11 +1155,6 @@ export class TriggerHarness extends TriggerBase {
 			'trigger',
 			activation,
 		);
-		this.saveStaticData(workflow);
-		this.triggerResponse = response ?? {};
-		// n8n starts a node's trigger(), then its poll(), whose first poll it makes at once
-		if (this.nodeType.poll) await this.poll(activation, true);
-		return response;
 	}
 
 	/**

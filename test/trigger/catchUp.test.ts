@@ -1,6 +1,6 @@
 /**
- * The check when the workflow starts (Catch Up Missed Orders, catchUp.ts `startChecks` and
- * `caughtUpOrders`): trigger() emits one check item `{marketplaceCheck, startedAt, until}` (none at
+ * The check when the workflow starts (Catch Up Missed Orders, catchUp.ts `startCheck` and
+ * `caughtUpOrders`): the first poll of an activation returns one check item `{marketplaceCheck, firstStartedAt, until}` (none at
  * the workflow's first start, which saves `startedAt`), n8n runs it, and its execute() reads the
  * orders created since 15 min before the newest hour marked in n8n's store (every published run
  * records `hour:<UTC hour>`, once.ts) among the 48 hours before the check's own; with no mark there,
@@ -19,7 +19,7 @@ import { CHECK_FIELD } from '../../nodes/MarketplaceTrigger/catchUp';
 import {
 	gapMark,
 	LOOKED_BACK_MS,
-	ranMark,
+	activeHourMark,
 	windowStart,
 } from '../../nodes/MarketplaceTrigger/marks';
 import { isoSeconds } from '../../nodes/shared/transport/queryEncoding';
@@ -38,10 +38,10 @@ const HOUR_MS = 3_600_000;
 const MINUTE_MS = 60_000;
 const DEAD = 'http://127.0.0.1:1/n8n-is-down';
 
-/** The executions trigger()'s checks started (not the deliveries'). */
+/** The executions the checks started (not the deliveries'). */
 const checks = (t: TriggerHarness) => t.executions.filter((e) => e.source === 'trigger');
 
-/** The item trigger() emitted for a check. */
+/** The item of a check. */
 const checkItem = (check: HarnessExecution) => check.input[0][0].json;
 
 /** The startDate of each order-list read the sandbox received with `apiKey` after `since`. */
@@ -92,7 +92,7 @@ async function deliveredInHourZero() {
 const undelivered = async (brandId: number) =>
 	(await bench.control.generateOrders({ count: 1, brandId })).firstId;
 
-/** The workflow started again (n8n restarted): trigger() with activation 'init', and its check run. */
+/** The workflow started again (n8n restarted): its first poll with activation 'init', and its check run. */
 async function startAgain(t: TriggerHarness): Promise<void> {
 	await t.stopTrigger();
 	await t.startTrigger('init');
@@ -107,12 +107,12 @@ test('the first start of a workflow emits no check, reads nothing and records no
 	const before = shared.now();
 	const response = await t.startTrigger();
 	await settle(t);
-	// nothing of the node runs after trigger() returns: no close function
-	expect(response).toEqual({});
+	// the node has no trigger(): n8n starts its poll(), whose first poll is the start
+	expect(response).toBeUndefined();
 	expect(t.executions).toHaveLength(0);
 	expect(await readsSince(apiKey)).toEqual([]);
 	expect(t.processedData()).toBeUndefined();
-	// saved by n8n after trigger() returned; the former progress field is gone
+	// saved by n8n when the activation ended; the former progress field is gone
 	const startedAt = t.staticData.startedAt as number;
 	expect(startedAt).toBeGreaterThanOrEqual(before);
 	expect(startedAt).toBeLessThanOrEqual(shared.now());
@@ -126,7 +126,7 @@ test('the first start of a workflow emits no check, reads nothing and records no
 	const item = checkItem(checks(t)[0]);
 	expect(item).toEqual({
 		[CHECK_FIELD]: 'start',
-		startedAt: new Date(startedAt).toISOString(),
+		firstStartedAt: new Date(startedAt).toISOString(),
 		until: expect.any(String),
 	});
 	expect(Date.parse(String(item.until))).toBeGreaterThanOrEqual(beforeAgain);
@@ -181,7 +181,7 @@ test('after an outage: the orders created meanwhile run once, at the check when 
 	);
 	// the orders and the check's hour are recorded
 	expect(storedHashes(t)).toEqual(
-		[...missed.map((o) => `order:${o.id}`), ranMark(until)].map(processedDataHash),
+		[...missed.map((o) => `order:${o.id}`), activeHourMark(until)].map(processedDataHash),
 	);
 
 	// the service's retries (+1 min after each failed attempt) reach n8n now: each starts an
@@ -310,7 +310,7 @@ test.each([
 	['Catch Up Missed Orders off', ['order.created'], { catchUpMissedOrders: false }],
 	['Order Created not subscribed', ['order.cancelled'], {}],
 ])(
-	'%s: trigger() emits no check, reads no order and saves no startedAt',
+	'%s: the start emits no check, reads no order and saves no startedAt',
 	async (_, eventTypes, options) => {
 		const { apiKey, brandId } = await bench.user();
 		const t = await bench.trigger(apiKey, { eventTypes, options });
@@ -318,7 +318,7 @@ test.each([
 		const response = await t.startTrigger();
 		await bench.control.createOrder({ brandId });
 		await startAgain(t);
-		expect(response).toEqual({});
+		expect(response).toBeUndefined();
 		expect(t.executions).toHaveLength(0);
 		expect(registeredCrons()).toEqual([]);
 		expect(await readsSince(apiKey, since)).toEqual([]);
@@ -445,7 +445,7 @@ test("a read that fails (500 on every attempt) fails the check's execution with 
 	expect(caughtUp(t)).toEqual([missed]);
 	// the retry read the gap and removed its mark; its run recorded the order and its hour
 	expect(storedHashes(t)).toEqual(
-		[`order:${missed}`, ranMark(shared.now())].map(processedDataHash),
+		[`order:${missed}`, activeHourMark(shared.now())].map(processedDataHash),
 	);
 });
 
@@ -468,7 +468,7 @@ test('a start after a failed check reads from the hour of the gap mark the faile
 	expect(caughtUp(t)).toEqual([missed]);
 	expect(storedHashes(t)).toEqual([
 		...before,
-		...[`order:${missed}`, ranMark(h0 + 3 * HOUR_MS)].map(processedDataHash),
+		...[`order:${missed}`, activeHourMark(h0 + 3 * HOUR_MS)].map(processedDataHash),
 	]);
 });
 
@@ -536,7 +536,7 @@ test('a read refused (401, the key revoked) fails the check at once with a NodeA
 	expect(t.runs).toHaveLength(1);
 });
 
-test('deactivated while its check runs: trigger() left no close function, and n8n runs the check to its end (the order runs once)', async () => {
+test('deactivated while its check runs: the node has no trigger() and no close function, and n8n runs the check to its end (the order runs once)', async () => {
 	const { t, missed } = await startedOnce(MINUTE_MS);
 	// the read answers after 300 ms (real time: the shared clock is not moved meanwhile)
 	await bench.control.injectFault({ route: 'listOrders', mode: 'hang', hangMs: 300 });

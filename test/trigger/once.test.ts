@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { DataDeduplicationService } from 'n8n-core';
 import type { IDataObject } from 'n8n-workflow';
 
-import { gapMark, ranMark } from '../../nodes/MarketplaceTrigger/marks';
+import { gapMark, activeHourMark } from '../../nodes/MarketplaceTrigger/marks';
 import { DEFAULT_HISTORY_SIZE, MIN_HISTORY_SIZE } from '../../nodes/MarketplaceTrigger/once';
 import { processedDataHash } from '../engine/triggers';
 import {
@@ -82,9 +82,11 @@ test("an order.created delivery runs once; a copy starts an execution with no ou
 	]);
 	expect(t.responses.map((r) => r.status)).toEqual([200, 200]);
 	// the mark is the hour of the run (UTC, ISO to the hour); the copy's run records it again
-	expect(ranMark(hour + 5 * MINUTE_MS)).toBe(`hour:${new Date(hour).toISOString().slice(0, 13)}`);
-	expect(storedHashes(t)).toEqual(hashes(`order:${order.id}`, ranMark(hour)));
-	const recorded = [`order:${order.id}`, ranMark(hour)];
+	expect(activeHourMark(hour + 5 * MINUTE_MS)).toBe(
+		`hour:${new Date(hour).toISOString().slice(0, 13)}`,
+	);
+	expect(storedHashes(t)).toEqual(hashes(`order:${order.id}`, activeHourMark(hour)));
+	const recorded = [`order:${order.id}`, activeHourMark(hour)];
 	expect(record.mock.calls.map((call) => [call[0], call[1], call[3]])).toEqual([
 		[recorded, 'node', { mode: 'entries', maxEntries: DEFAULT_HISTORY_SIZE }],
 		[recorded, 'node', { mode: 'entries', maxEntries: DEFAULT_HISTORY_SIZE }],
@@ -290,7 +292,7 @@ test(`History Size: a copy is recognised while fewer than History Size keys came
 	const first = (await bench.control.createOrder({ brandId })).order.id;
 	await t.waitForRuns(1);
 	const copy = t.runs[0][0][0].json;
-	expect(storedHashes(t)).toEqual(hashes(`order:${first}`, ranMark(h0)));
+	expect(storedHashes(t)).toEqual(hashes(`order:${first}`, activeHourMark(h0)));
 	await t.stopTrigger();
 	// 98 orders more, which the check at the next start (in the same hour) records in one run: with
 	// the hour's mark, 100 keys
@@ -300,7 +302,7 @@ test(`History Size: a copy is recognised while fewer than History Size keys came
 	await settle(t);
 	expect(caughtUp(t)).toHaveLength(MIN_HISTORY_SIZE - 2);
 	expect(storedHashes(t)).toHaveLength(MIN_HISTORY_SIZE);
-	expect(storedHashes(t).slice(0, 2)).toEqual(hashes(`order:${first}`, ranMark(h0)));
+	expect(storedHashes(t).slice(0, 2)).toEqual(hashes(`order:${first}`, activeHourMark(h0)));
 	await deliverWithSecret(t, copy);
 	await settle(t);
 	expect(t.runs).toHaveLength(2);
@@ -315,7 +317,7 @@ test(`History Size: a copy is recognised while fewer than History Size keys came
 	await settle(t);
 	expect(t.runs).toHaveLength(4);
 	expect(t.runs[3][0][0].json).toMatchObject({ data: { orderId: first } });
-	expect(storedHashes(t)).not.toContain(processedDataHash(ranMark(h0)));
+	expect(storedHashes(t)).not.toContain(processedDataHash(activeHourMark(h0)));
 	expect(storedHashes(t).slice(-2)).toEqual(hashes('order:7777', `order:${first}`));
 
 	// in the next hour, a run records two new keys (its event and the hour's mark): two oldest go
@@ -326,7 +328,7 @@ test(`History Size: a copy is recognised while fewer than History Size keys came
 	expect(storedHashes(t)).toHaveLength(MIN_HISTORY_SIZE);
 	expect(storedHashes(t)[0]).toBe(oldest[2]);
 	expect(storedHashes(t)).not.toContain(oldest[1]);
-	expect(storedHashes(t).slice(-2)).toEqual(hashes('order:7778', ranMark(h0 + HOUR_MS)));
+	expect(storedHashes(t).slice(-2)).toEqual(hashes('order:7778', activeHourMark(h0 + HOUR_MS)));
 });
 
 test("the check's look-up of the hour and gap marks leaves no probe mark behind and pushes no key out: the row after the check is the row before it and the check's own hour mark", async () => {
@@ -347,7 +349,7 @@ test("the check's look-up of the hour and gap marks leaves no probe mark behind 
 	await t.stopTrigger();
 	const before = storedHashes(t);
 	expect(before).toHaveLength(MIN_HISTORY_SIZE - 1);
-	expect(before.slice(-2)).toEqual(hashes(ranMark(h0), `order:${delivered}`));
+	expect(before.slice(-2)).toEqual(hashes(activeHourMark(h0), `order:${delivered}`));
 
 	// the check in hour 2 looks, in one call, at the hour and gap marks of its own hour and the 48
 	// before it (49 hour marks newest first, then 49 gap marks): one found (hour 0), 97 not there
@@ -361,7 +363,7 @@ test("the check's look-up of the hour and gap marks leaves no probe mark behind 
 	expect(check.output).toEqual([[]]);
 	const h2 = h0 + 2 * HOUR_MS;
 	const hours = Array.from({ length: 49 }, (_, back) => h2 - back * HOUR_MS);
-	const probes = [...hours.map(ranMark), ...hours.map(gapMark)];
+	const probes = [...hours.map(activeHourMark), ...hours.map(gapMark)];
 	expect(probes).toHaveLength(98);
 	const lookUp = { mode: 'entries', maxEntries: MIN_HISTORY_SIZE + 98 };
 	// the look-up, then the run's own record (the 98 orders it read again, all there, and its hour
@@ -371,18 +373,18 @@ test("the check's look-up of the hour and gap marks leaves no probe mark behind 
 	expect(record.mock.calls[0][3]).toEqual(lookUp);
 	const generated = Array.from({ length: MIN_HISTORY_SIZE - 3 }, (_, i) => `order:${firstId + i}`);
 	expect(record.mock.calls[1].slice(0, 2)).toEqual([
-		[...generated, `order:${delivered}`, ranMark(h2)],
+		[...generated, `order:${delivered}`, activeHourMark(h2)],
 		'node',
 	]);
 	expect(record.mock.calls[1][3]).toEqual({ mode: 'entries', maxEntries: MIN_HISTORY_SIZE });
 	// one removal: the 97 probes not found, in the same turn and with the same options
 	expect(remove.mock.calls).toHaveLength(1);
 	expect(remove.mock.calls[0].slice(0, 2)).toEqual([
-		probes.filter((mark) => mark !== ranMark(h0)),
+		probes.filter((mark) => mark !== activeHourMark(h0)),
 		'node',
 	]);
 	expect(remove.mock.calls[0][3]).toEqual(lookUp);
-	expect(storedHashes(t)).toEqual([...before, ...hashes(ranMark(h2))]);
+	expect(storedHashes(t)).toEqual([...before, ...hashes(activeHourMark(h2))]);
 });
 
 test('when the store throws, the event runs marked with storageWarning (a copy of it may run again)', async () => {

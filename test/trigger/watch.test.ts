@@ -244,7 +244,7 @@ describe('judgeLook (pure)', () => {
 		...more,
 	});
 	const enabled = { status: 'Enabled' };
-	const memory = { judgedUpTo: 10, startedAt: 0 };
+	const memory = { judgedUpTo: 10, activatedAt: 0 };
 
 	test.each([
 		['all 2xx', [d(12, 200), d(11, 204)], 'none', 12],
@@ -278,7 +278,7 @@ describe('judgeLook (pure)', () => {
 		);
 		const first = judgeLook(
 			{ endpoint: enabled, deliveries: [d(12, 200), d(11, 500, { createdAt: 5 })] },
-			{ startedAt: 1_000 },
+			{ activatedAt: 1_000 },
 		);
 		expect(first).toEqual({ action: { kind: 'none' }, judgedUpTo: 12 });
 	});
