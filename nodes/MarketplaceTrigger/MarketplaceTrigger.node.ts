@@ -22,7 +22,14 @@ import {
 import { DEFAULT_HISTORY_SIZE, MAX_HISTORY_SIZE, MIN_HISTORY_SIZE } from './once';
 import { receive } from './receive';
 import { admitItems } from './run';
-import { DEFAULT_WATCH_MINUTES, MAX_WATCH_MINUTES, POLL_TIMES_EXPRESSION, watch } from './watch';
+import { startCheck } from './catchUp';
+import {
+	DEFAULT_WATCH_MINUTES,
+	lookAtService,
+	MAX_WATCH_MINUTES,
+	POLL_TIMES_EXPRESSION,
+	startsWatch,
+} from './watch';
 
 export class MarketplaceTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -181,12 +188,15 @@ export class MarketplaceTrigger implements INodeType {
 		return await admitItems(this, this.continueOnFail());
 	}
 
-	/**
-	 * When the workflow starts (n8n's first poll of an activation): the check for missed orders
-	 * (catchUp.ts). Then every Watch Every minutes (n8n's Poll Times, set from that option): the watch on
-	 * the service's record of the endpoint, a check only when it shows something to mend (watch.ts).
-	 */
+	/** n8n polls the node: at the workflow's start, then every Watch Every minutes (Poll Times). */
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
-		return await watch(this);
+		if (this.getMode() === 'manual') return null;
+		// the first poll of an activation is the workflow's start: the check for missed orders (catchUp.ts)
+		if (startsWatch(this)) {
+			const check = startCheck(this);
+			return check ? [[{ json: check }]] : null;
+		}
+		// every later poll: one look at the service's record of the endpoint (watch.ts)
+		return await lookAtService(this);
 	}
 }

@@ -19,7 +19,7 @@ const HOUR_MS = 3_600_000;
 
 const utcHour = (ms: number) => new Date(ms).toISOString().slice(0, 13);
 
-/** The mark a published run records with its keys: the workflow ran something in the hour of `nowMs` (UTC). */
+/** The mark every published run records with its keys (one with no output too): a run in the hour of `nowMs` (UTC). */
 export function activeHourMark(nowMs: number): string {
 	return `hour:${utcHour(nowMs)}`;
 }
@@ -31,7 +31,7 @@ export function gapMark(sinceMs: number): string {
 
 /**
  * Where a check reads from (Unix ms; pure): 15 minutes before the newest hour, before the check's
- * own, in which the workflow ran something (a mark of the check's own hour may come from runs after
+ * own, in which the workflow had a published run (a mark of the check's own hour may come from runs after
  * it, and a retry must read what the check read), or from a gap a failed check left, whichever is
  * older; never more than 48 hours back, nor before the workflow's first start.
  */

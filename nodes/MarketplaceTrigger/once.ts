@@ -10,7 +10,7 @@
  * | -------------------- | -------------------------------------------- | --------------------------- | ------------ |
  * | `order:<orderId>`    | this order ran (its order.created, or a check caught it up) | run.ts            | run.ts       |
  * | `event:<eventId>`    | this event ran (any other type)              | run.ts                      | run.ts       |
- * | `hour:<UTC hour>`    | the workflow ran something in this hour      | run.ts (`activeHourMark`, marks.ts) | marks.ts    |
+ * | `hour:<UTC hour>`    | a published run in this hour (any, no output too) | run.ts (`activeHourMark`, marks.ts) | marks.ts    |
  * | `gap:<UTC hour>`     | a check could not read from this hour on     | marks.ts                    | marks.ts     |
  *
  * `orderId` is `data.orderId` of the event; `eventId` its `id`, which the service also sends as the

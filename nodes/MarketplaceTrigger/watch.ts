@@ -32,7 +32,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { transportClock } from '../shared/transport/clock';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
 import { isTransient, nodeApiError, readFailure } from '../shared/transport/transportErrors';
-import { catchUpApplies, checkItem, disabledNotice, parameterOf, startCheck } from './catchUp';
+import { catchUpApplies, checkItem, disabledNotice, parameterOf } from './catchUp';
 import { isPending, readDeliveryRecord, type DeliveryRecord } from './deliveryRecord';
 import { registerEndpoint } from './lifecycle';
 import {
@@ -130,7 +130,7 @@ export function judgeLook(
 }
 
 /** Reads the endpoint and its deliveries since `judgedUpTo` (a few pages at most). */
-async function look(
+async function readEndpointAndDeliveries(
 	ctx: IPollFunctions,
 	endpointId: number,
 	judgedUpTo: number | undefined,
@@ -207,23 +207,28 @@ export const POLL_TIMES_EXPRESSION =
 	`(Math.round(Number(($parameter.options || {}).watchEvery ?? ${DEFAULT_WATCH_MINUTES})) || 0) }}`;
 
 /**
- * poll() of the node. n8n makes the first poll of an activation when it activates the workflow (n8n
- * starts, or it is published): that one is the check at the start (catchUp.ts `startCheck`) and starts
- * the watch's memory. Every later poll (Watch Every minutes) is one look. Returns the check to run, or
- * null (no execution); throws what the user must know (the trigger's error).
+ * Whether this poll starts the watch: the first poll of an activation, which n8n makes when it
+ * activates the workflow (n8n starts, or it is published). It starts the watch's memory; that poll is
+ * the check at the start (catchUp.ts `startCheck`), and every later one a look (`lookAtService`).
  */
-export async function watch(ctx: IPollFunctions): Promise<INodeExecutionData[][] | null> {
-	if (ctx.getMode() === 'manual') return null;
+export function startsWatch(ctx: IPollFunctions): boolean {
 	const staticData = ctx.getWorkflowStaticData('node');
-	let memory = memories.get(staticData);
-	if (!memory) {
-		memory = { activatedAt: transportClock().now() };
-		memories.set(staticData, memory);
-		const renewed = productionRecord(staticData)?.record.renewed;
-		if (renewed) memory.renewed = renewed;
-		const start = startCheck(ctx);
-		return start ? [[{ json: start }]] : null;
-	}
+	if (memories.has(staticData)) return false;
+	const memory: Memory = { activatedAt: transportClock().now() };
+	const renewed = productionRecord(staticData)?.record.renewed;
+	if (renewed) memory.renewed = renewed;
+	memories.set(staticData, memory);
+	return true;
+}
+
+/**
+ * One look of the watch (a poll after the first): the check to run, or null (no execution); throws
+ * what the user must know (the trigger's error).
+ */
+export async function lookAtService(ctx: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+	const staticData = ctx.getWorkflowStaticData('node');
+	const memory = memories.get(staticData);
+	if (!memory) return null;
 	// n8n gives overlapping polls of one workflow one isolate and releases it when the first of them
 	// ends: a poll that finds a look under way waits for it and looks no more itself
 	if (memory.looking) {
@@ -256,7 +261,7 @@ async function lookAndAct(
 
 	let found: Look;
 	try {
-		found = await look(ctx, record.endpointId, memory.judgedUpTo);
+		found = await readEndpointAndDeliveries(ctx, record.endpointId, memory.judgedUpTo);
 		delete memory.failingSince;
 	} catch (error) {
 		const failure = readFailure(error);
