@@ -547,25 +547,17 @@ module.exports = { BenchFloorTrigger };
 	writeFileSync(
 		join(dir, 'nodes', 'BenchFloorOnceTrigger.node.js'),
 		`'use strict';
-class BenchFloorOnceTrigger {
+const { BenchFloorTrigger } = require('./BenchFloorTrigger.node.js');
+class BenchFloorOnceTrigger extends BenchFloorTrigger {
 	constructor() {
+		super();
 		this.description = {
+			...this.description,
 			displayName: 'Bench Floor Once Trigger',
 			name: 'benchFloorOnceTrigger',
-			group: ['trigger'],
-			version: 2,
 			description: "Starts the workflow with the request body; outputs it only the first time n8n's deduplication store sees its id",
 			defaults: { name: 'Bench Floor Once Trigger' },
-			inputs: [],
-			outputs: ['main'],
-			webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' }],
-			// only used when its workflow sets one (floorWorkflow with a credential id)
-			credentials: [{ name: 'marketplaceApi', required: false }],
-			properties: [],
 		};
-	}
-	async webhook() {
-		return { workflowData: [[{ json: this.getBodyData() }]] };
 	}
 	async execute() {
 		const items = this.getInputData();
