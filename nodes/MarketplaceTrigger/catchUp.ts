@@ -83,15 +83,23 @@ export function startCheck(ctx: IPollFunctions): IDataObject | undefined {
 	const firstStart = typeof staticData.startedAt !== 'number';
 	// kept only while the catch-up applies: turned on later, it starts from then
 	if (firstStart && applies) staticData.startedAt = transportClock().now();
+	const notice = takeDisabledNotice(staticData);
+	return (!firstStart && applies) || notice ? checkItem(staticData, 'start', notice) : undefined;
+}
+
+/**
+ * The notice the activation left when it enabled a Disabled endpoint again (lifecycle.ts), taken out
+ * of the record: the start's check carries it, or, where n8n ran the activation's hooks beside that
+ * check (2.41 registers webhooks and polls at once), the watch's next look.
+ */
+export function takeDisabledNotice(staticData: IDataObject): string | undefined {
 	const production = productionRecord(staticData);
 	const period = production?.record.disabledPeriod;
-	if (production && period) {
-		const told = { ...production.record };
-		delete told.disabledPeriod;
-		writeRecord(staticData, production.url, told);
-	}
-	const notice = period ? disabledNotice(period.from, Date.parse(period.to)) : undefined;
-	return (!firstStart && applies) || notice ? checkItem(staticData, 'start', notice) : undefined;
+	if (!production || !period) return undefined;
+	const told = { ...production.record };
+	delete told.disabledPeriod;
+	writeRecord(staticData, production.url, told);
+	return disabledNotice(period.from, Date.parse(period.to));
 }
 
 /**

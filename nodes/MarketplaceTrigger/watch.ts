@@ -32,7 +32,13 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { transportClock } from '../shared/transport/clock';
 import { apiRequest, newIdempotencyKey, type TransportSettings } from '../shared/transport/request';
 import { isTransient, nodeApiError, readFailure } from '../shared/transport/transportErrors';
-import { catchUpApplies, checkItem, disabledNotice, parameterOf } from './catchUp';
+import {
+	catchUpApplies,
+	checkItem,
+	disabledNotice,
+	parameterOf,
+	takeDisabledNotice,
+} from './catchUp';
 import { isPending, readDeliveryRecord, type DeliveryRecord } from './deliveryRecord';
 import { registerEndpoint } from './lifecycle';
 import {
@@ -252,6 +258,8 @@ async function lookAndAct(
 ): Promise<INodeExecutionData[][] | null> {
 	const options = ctx.getNodeParameter('options', {}) as { watchEvery?: unknown };
 	if (watchMinutes(options) === 0) return null;
+	const notice = takeDisabledNotice(staticData);
+	if (notice) return [[{ json: checkItem(staticData, 'enabled-again', notice) }]];
 	const production = productionRecord(staticData);
 	if (!production) return null;
 	const { url, record } = production;
