@@ -170,7 +170,7 @@ export async function checkEndpointExists(ctx: IHookFunctions): Promise<boolean>
 	// (unless the watch took one within the day: then a new one does not help, and the watch said so)
 	const refused =
 		probe.httpStatus === 401 && now - (held?.renewed?.at ?? -Infinity) > RENEWAL_HOLDS_MS;
-	let record = held ?? stored;
+	let record = held;
 	if (!held || options.rotateSecretOnActivation === true || refused) {
 		const secret = await rotateSecret(ctx, endpoint.id, LIFECYCLE_TRANSPORT);
 		record = withNewSecret(held, endpoint.id, secret, now);
